@@ -1,0 +1,59 @@
+# make run  : set everything up and run the console (web, Celery worker and beat) with demo data.
+# make test : the whole test suite.
+# With no DATABASE_URL / REDIS_URL in the environment (or .env), both use embedded PostgreSQL and
+# Redis kept under ./var/ (python -m console.devservers).
+
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8000
+export DEBUG ?= true
+
+.PHONY: run test venv services migrate demo lint typecheck stop-services clean
+
+$(VENV)/.installed: pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: Python 3.11 is needed"; exit 1; }
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e ".[dev,embedded,run]"
+	touch $@
+
+venv: $(VENV)/.installed
+
+# Start the embedded servers unless both URLs are configured.
+services: venv
+	@if [ -z "$$DATABASE_URL" ] || [ -z "$$REDIS_URL" ]; then \
+		if grep -qs '^DATABASE_URL=' .env && grep -qs '^REDIS_URL=' .env; then \
+			echo "using DATABASE_URL and REDIS_URL from .env"; \
+		else $(PY) -m console.devservers start; fi; \
+	else echo "using DATABASE_URL and REDIS_URL from the environment"; fi
+
+migrate: services
+	$(PY) manage.py migrate --no-input
+	$(PY) manage.py setup_roles
+
+demo: migrate
+	$(PY) manage.py seed_demo --if-empty
+
+run: demo
+	@echo ""
+	@echo "  Console:  http://127.0.0.1:$(PORT)/   (log in as printed by seed_demo above)"
+	@echo "  API docs: http://127.0.0.1:$(PORT)/api/docs/"
+	@echo ""
+	PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile.dev
+
+test: services
+	$(PY) -m pytest
+
+lint: venv
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+typecheck: venv
+	$(VENV)/bin/mypy .
+
+stop-services: venv
+	$(PY) -m console.devservers stop
+
+clean: stop-services
+	rm -rf var $(VENV)
