@@ -1,0 +1,1168 @@
+"""The Vercel AI SDK (v5 and later) UI protocol: what a browser's ``useChat`` and the chat backend
+exchange. Format name ``ai-sdk.ui``.
+
+Request: the chat request body the browser sent, ``{"id"?, "messages": [UIMessage...],
+"trigger"?, "messageId"?, ...extra body fields}``. One history Message per element of
+``messages``; ``raw`` is the element's exact source text. ``requested_model`` is the body's
+``model`` when the backend's client put one there (the protocol itself has none).
+
+Response: the assistant UIMessage as the backend finally produced it. ``raw`` is the response
+text trimmed of the JSON whitespace around it (the text IS the message object, so nothing else
+is cut). Its ``role`` must be ``assistant``.
+
+Stream: the UI message stream (SSE, one ``data: {chunk}`` per event, ended by ``data: [DONE]``).
+It is accumulated into the UIMessage the browser's ``useChat`` builds, following
+``processUIMessageStream`` in vercel/ai ``packages/ai/src/ui/process-ui-message-stream.ts``
+(read at commit 4aa374725ea6da1a100b81617c70ee5bc014b071), with the chunk shapes of
+``packages/ai/src/ui-message-stream/ui-message-chunks.ts`` and partial tool input repaired as
+``packages/ai/src/util/fix-json.ts`` + ``parse-partial-json.ts`` do. What we follow from it:
+
+- A new message starts as ``{id, metadata, role: "assistant", parts: []}``; ``start`` sets the
+  id. The browser's own random id for a stream whose ``start`` has no ``messageId`` never reaches
+  us, so such a message has no ``id`` key (we do not invent one).
+- Continuation: when the request's last message is an assistant message (a client tool result
+  or a tool approval sent back), ``createStreamingUIMessageState`` continues THAT message: new
+  parts are appended to it and tool outputs update its tool parts. We do the same, so the output
+  is the whole message as the browser holds it afterwards, with the same id; the ingest layer can
+  tell it supersedes the history's last message by that id.
+- Keys are JavaScript-object keys: a key the SDK sets to ``undefined`` keeps its place but
+  ``JSON.stringify`` drops it. ``_UNDEF`` plays ``undefined`` here and is dropped at
+  serialisation, so the key order of the one ``compact()`` serialisation is the one the SDK's
+  object would have (``{type, toolCallId, state, title, input, output, rawInput, errorText,
+  providerExecuted, preliminary}`` for a tool part, ``{type, text, providerMetadata, state}`` for
+  text and reasoning...).
+- ``step-start`` is pushed at each ``start-step``; ``finish-step`` forgets the open text and
+  reasoning ids, so a delta after it for an older id is an error, as in the SDK.
+- A delta, end or tool update for an id that never started is a FormatError at
+  ``$[<event index>].id`` (or ``.toolCallId``): the SDK throws there too.
+- ``error``: the browser's ``onError`` throws, so it stops reading at that chunk. We keep what
+  arrived before it, do not read the rest, and set ``stream_error="error"``, ``truncated``.
+- ``abort`` has no case in the SDK (the message keeps what arrived); we record
+  ``stream_error="abort"``, ``truncated``.
+- ``finish`` (``finishReason``: ``length`` means truncated) or ``[DONE]`` ends the stream;
+  nothing after ``[DONE]`` is read. A stream with neither (and no ``error``/``abort``) was cut
+  off: ``truncated_stream``. A final event cut mid-line is used when its data is whole JSON.
+- Unknown chunk types are ignored (the SDK's ``default`` branch); ``: keep-alive`` comments are
+  SSE comments and never reach us.
+- Deviations: metadata that is not an object on both sides replaces instead of the SDK's
+  object-spread of a non-object, and integer-like keys keep the stream's order where a
+  JavaScript object would list them first (JavaScript artefacts, not protocol rules). Later SDK
+  versions add keys this commit does not set (``toolMetadata``, ``resultProviderMetadata``, a
+  ``file`` part's ``providerMetadata``); follow them here when the browsers in use do.
+
+Blocks: ``text`` VISIBLE; ``reasoning`` NEVER (``redacted`` when its text is empty and its
+``providerMetadata`` carries a signature / redacted / encrypted marker: the provider withheld
+it); ``tool-<NAME>`` and ``dynamic-tool`` AUDIT (``output`` is ``errorText`` for an
+``output-error`` part, ``input`` falls back to ``rawInput``, and a tool input still streaming
+when the stream stopped is the raw input text). ``step-start`` gets no Block: it is a step
+boundary, structural, with no content to show or hide, and an UNKNOWN block for it would sit on
+the admins' "to classify" list forever; its position stays in ``raw``. ``source-url``,
+``source-document``, ``file`` and ``data-*`` are UNKNOWN until someone classifies them in
+``blocks.py`` (fail closed).
+
+Params: usage only where the backend put an AI SDK ``LanguageModelUsage`` under
+``metadata.usage`` or ``metadata.totalUsage``; ``response_id`` is the message id; server tool
+counts are the new ``providerExecuted`` tool parts.
+
+To extend: a new part type is a line in ``blocks.py`` (its class) and, if AUDIT or VISIBLE needs
+fields, a branch in ``_part_block``. A new chunk type is a method of ``_Accumulator`` (with its
+field checks) and a line in ``_HANDLERS``; follow what ``processUIMessageStream`` does for it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
+from .base import FormatError, array_element_spans, compact, loads, object_member_spans, opt_int
+from .registry import register
+from .sse import iter_events
+
+FORMAT = "ai-sdk.ui"
+_ROLES = ("system", "user", "assistant")
+_JSON_WS = " \t\n\r"
+# Keys of providerMetadata entries that mean "the deliberation is withheld, only this token is
+# kept" (Anthropic signature / redactedData, Google thoughtSignature, OpenAI encrypted content).
+_WITHHELD_MARKERS = ("signature", "redact", "encrypted")
+
+
+class _Undefined:
+    """JavaScript's ``undefined``: a key holding it exists (keeps its place) but is not
+    serialised."""
+
+    _instance: _Undefined | None = None
+
+    def __new__(cls) -> _Undefined:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "undefined"
+
+
+_UNDEF: Any = _Undefined()
+
+
+def _nullish(value: Any) -> bool:
+    return value is None or value is _UNDEF
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    return {dict: "object", list: "array", str: "string", int: "number", float: "number"}.get(
+        type(value), type(value).__name__
+    )
+
+
+def _want(value: Any, kind: type, what: str, *, fld: str, at: str) -> Any:
+    if kind is bool:
+        ok = isinstance(value, bool)
+    else:
+        ok = isinstance(value, kind) and not isinstance(value, bool)
+    if not ok:
+        raise FormatError(
+            f"expected {what}, got {_json_type(value)}", field=fld, at=at, code="wrong_type"
+        )
+    return value
+
+
+def _required(obj: dict[str, Any], key: str, kind: type, what: str, *, fld: str, at: str) -> Any:
+    if key not in obj:
+        raise FormatError(f"missing {key!r} ({what})", field=fld, at=f"{at}.{key}", code="missing")
+    return _want(obj[key], kind, what, fld=fld, at=f"{at}.{key}")
+
+
+def _optional(obj: dict[str, Any], key: str, kind: type, what: str, *, fld: str, at: str) -> Any:
+    """The value, or ``_UNDEF`` when absent or null."""
+    value = obj.get(key)
+    if value is None:
+        return _UNDEF
+    return _want(value, kind, what, fld=fld, at=f"{at}.{key}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Parts -> Blocks
+
+
+def _withheld(part: dict[str, Any]) -> bool:
+    if part.get("text") != "":
+        return False
+    meta = part.get("providerMetadata")
+    if not isinstance(meta, dict):
+        return False
+    for entry in meta.values():
+        if not isinstance(entry, dict):
+            continue
+        for key, value in entry.items():
+            if value not in (None, "", {}, []) and any(m in key.lower() for m in _WITHHELD_MARKERS):
+                return True
+    return False
+
+
+def _part_block(part: Any, *, fld: str, at: str, streamed_input: str | None = None) -> Block | None:
+    part = _want(part, dict, "a part object", fld=fld, at=at)
+    ptype = _required(part, "type", str, "the part type, a string", fld=fld, at=at)
+    if ptype == "step-start":
+        return None  # structural: a step boundary (see the module docstring)
+    cls = classify(FORMAT, ptype)
+    if cls is BlockClass.VISIBLE:
+        text = _required(part, "text", str, "the text, a string", fld=fld, at=at)
+        return Block(type=ptype, cls=cls, text=text)
+    if cls is BlockClass.NEVER:
+        _required(part, "text", str, "the reasoning text, a string", fld=fld, at=at)
+        return Block(type=ptype, cls=cls, redacted=_withheld(part))
+    if cls is BlockClass.AUDIT:
+        if ptype == "dynamic-tool":
+            name = _required(part, "toolName", str, "the tool name, a string", fld=fld, at=at)
+        else:
+            name = ptype[len("tool-") :]
+        call_id = _required(part, "toolCallId", str, "the tool call id, a string", fld=fld, at=at)
+        state = _required(part, "state", str, "the tool state, a string", fld=fld, at=at)
+        if streamed_input is not None:
+            tool_input: Any = streamed_input  # cut off mid-stream: the raw text received
+        else:
+            tool_input = part["input"] if "input" in part else part.get("rawInput")
+        output = part.get("output")
+        if state == "output-error" and output is None:
+            output = part.get("errorText")
+        return Block(
+            type=ptype,
+            cls=cls,
+            tool_name=name,
+            call_id=call_id,
+            input=tool_input,
+            output=output,
+            is_error=state == "output-error",
+            status=state,
+        )
+    return Block(type=ptype, cls=BlockClass.UNKNOWN)
+
+
+def _message_blocks(
+    msg: dict[str, Any], *, fld: str, at: str, streamed: dict[int, str] | None = None
+) -> tuple[Block, ...]:
+    parts = _required(msg, "parts", list, "the parts, an array", fld=fld, at=at)
+    blocks = []
+    for j, part in enumerate(parts):
+        block = _part_block(
+            part,
+            fld=fld,
+            at=f"{at}.parts[{j}]",
+            streamed_input=streamed.get(j) if streamed else None,
+        )
+        if block is not None:
+            blocks.append(block)
+    return tuple(blocks)
+
+
+def _check_message(msg: Any, *, fld: str, at: str) -> tuple[dict[str, Any], str]:
+    msg = _want(msg, dict, "a UIMessage object", fld=fld, at=at)
+    if "id" in msg:
+        _want(msg["id"], str, "the message id, a string", fld=fld, at=f"{at}.id")
+    role = _required(msg, "role", str, "the role, a string", fld=fld, at=at)
+    if role not in _ROLES:
+        raise FormatError(
+            f"expected role system, user or assistant, got {role!r}",
+            field=fld,
+            at=f"{at}.role",
+            code="invalid_role",
+        )
+    return msg, role
+
+
+# ---------------------------------------------------------------------------------------------
+# Params
+
+
+def _usage(metadata: Any) -> Usage:
+    """An AI SDK LanguageModelUsage the backend put in the message metadata (v5 flat fields, v6
+    ``inputTokenDetails``/``outputTokenDetails``). Nothing is inferred when it is absent."""
+    usage = Usage()
+    if not isinstance(metadata, dict):
+        return usage
+    found = metadata.get("totalUsage", metadata.get("usage"))
+    if not isinstance(found, dict):
+        return usage
+    in_details = found.get("inputTokenDetails")
+    in_details = in_details if isinstance(in_details, dict) else {}
+    out_details = found.get("outputTokenDetails")
+    out_details = out_details if isinstance(out_details, dict) else {}
+    usage.input_tokens = opt_int(found.get("inputTokens"))
+    usage.output_tokens = opt_int(found.get("outputTokens"))
+    cache_read = opt_int(in_details.get("cacheReadTokens"))
+    usage.cache_read_tokens = (
+        cache_read if cache_read is not None else opt_int(found.get("cachedInputTokens"))
+    )
+    usage.cache_write_tokens = opt_int(in_details.get("cacheWriteTokens"))
+    reasoning = opt_int(out_details.get("reasoningTokens"))
+    usage.reasoning_tokens = (
+        reasoning if reasoning is not None else opt_int(found.get("reasoningTokens"))
+    )
+    return usage
+
+
+def _tool_call_ids(msg: dict[str, Any] | None) -> set[str]:
+    if msg is None:
+        return set()
+    return {
+        p["toolCallId"]
+        for p in msg.get("parts", ())
+        if isinstance(p, dict) and _is_tool(p) and isinstance(p.get("toolCallId"), str)
+    }
+
+
+def _server_tool_counts(msg: dict[str, Any], before: set[str]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for p in msg["parts"]:
+        if _is_tool(p) and p.get("providerExecuted") is True and p.get("toolCallId") not in before:
+            name = p.get("toolName") if p["type"] == "dynamic-tool" else p["type"][5:]
+            if isinstance(name, str):
+                counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def _is_tool(part: dict[str, Any]) -> bool:
+    ptype = part.get("type")
+    return isinstance(ptype, str) and (ptype.startswith("tool-") or ptype == "dynamic-tool")
+
+
+# ---------------------------------------------------------------------------------------------
+# fix-json / parse-partial-json, ported from vercel/ai packages/ai/src/util/fix-json.ts
+
+
+def _fix_json(text: str) -> str:
+    stack = ["ROOT"]
+    last_valid = -1
+    literal_start = 0
+    unicode_digits = 0
+
+    def value_start(ch: str, i: int, swap: str) -> None:
+        nonlocal last_valid, literal_start
+        if ch == '"':
+            last_valid = i
+            stack.pop()
+            stack.append(swap)
+            stack.append("STRING")
+        elif ch in "ftn":
+            last_valid = i
+            literal_start = i
+            stack.pop()
+            stack.append(swap)
+            stack.append("LITERAL")
+        elif ch == "-":
+            stack.pop()
+            stack.append(swap)
+            stack.append("NUMBER")
+        elif ch in "0123456789":
+            last_valid = i
+            stack.pop()
+            stack.append(swap)
+            stack.append("NUMBER")
+        elif ch == "{":
+            last_valid = i
+            stack.pop()
+            stack.append(swap)
+            stack.append("OBJECT_START")
+        elif ch == "[":
+            last_valid = i
+            stack.pop()
+            stack.append(swap)
+            stack.append("ARRAY_START")
+
+    def after_object_value(ch: str, i: int) -> None:
+        nonlocal last_valid
+        if ch == ",":
+            stack.pop()
+            stack.append("OBJECT_AFTER_COMMA")
+        elif ch == "}":
+            last_valid = i
+            stack.pop()
+
+    def after_array_value(ch: str, i: int) -> None:
+        nonlocal last_valid
+        if ch == ",":
+            stack.pop()
+            stack.append("ARRAY_AFTER_COMMA")
+        elif ch == "]":
+            last_valid = i
+            stack.pop()
+
+    for i, ch in enumerate(text):
+        state = stack[-1]
+        if state == "ROOT":
+            value_start(ch, i, "FINISH")
+        elif state == "OBJECT_START":
+            if ch == '"':
+                stack.pop()
+                stack.append("OBJECT_KEY")
+            elif ch == "}":
+                last_valid = i
+                stack.pop()
+        elif state == "OBJECT_AFTER_COMMA":
+            if ch == '"':
+                stack.pop()
+                stack.append("OBJECT_KEY")
+        elif state == "OBJECT_KEY":
+            if ch == '"':
+                stack.pop()
+                stack.append("OBJECT_AFTER_KEY")
+        elif state == "OBJECT_AFTER_KEY":
+            if ch == ":":
+                stack.pop()
+                stack.append("OBJECT_BEFORE_VALUE")
+        elif state == "OBJECT_BEFORE_VALUE":
+            value_start(ch, i, "OBJECT_AFTER_VALUE")
+        elif state == "OBJECT_AFTER_VALUE":
+            after_object_value(ch, i)
+        elif state == "STRING":
+            if ch == '"':
+                stack.pop()
+                last_valid = i
+            elif ch == "\\":
+                stack.append("STRING_ESCAPE")
+            else:
+                last_valid = i
+        elif state == "ARRAY_START":
+            if ch == "]":
+                last_valid = i
+                stack.pop()
+            else:
+                last_valid = i
+                value_start(ch, i, "ARRAY_AFTER_VALUE")
+        elif state == "ARRAY_AFTER_VALUE":
+            if ch == ",":
+                stack.pop()
+                stack.append("ARRAY_AFTER_COMMA")
+            elif ch == "]":
+                last_valid = i
+                stack.pop()
+            else:
+                last_valid = i
+        elif state == "ARRAY_AFTER_COMMA":
+            value_start(ch, i, "ARRAY_AFTER_VALUE")
+        elif state == "STRING_ESCAPE":
+            stack.pop()
+            if ch == "u":
+                unicode_digits = 0
+                stack.append("STRING_UNICODE_ESCAPE")
+            else:
+                last_valid = i
+        elif state == "STRING_UNICODE_ESCAPE":
+            if ch in "0123456789abcdefABCDEF":
+                unicode_digits += 1
+                if unicode_digits == 4:
+                    stack.pop()
+                    last_valid = i
+        elif state == "NUMBER":
+            if ch in "0123456789":
+                last_valid = i
+            elif ch in "eE-.":
+                pass
+            elif ch == ",":
+                stack.pop()
+                if stack[-1] == "ARRAY_AFTER_VALUE":
+                    after_array_value(ch, i)
+                if stack[-1] == "OBJECT_AFTER_VALUE":
+                    after_object_value(ch, i)
+            elif ch == "}":
+                stack.pop()
+                if stack[-1] == "OBJECT_AFTER_VALUE":
+                    after_object_value(ch, i)
+            elif ch == "]":
+                stack.pop()
+                if stack[-1] == "ARRAY_AFTER_VALUE":
+                    after_array_value(ch, i)
+            else:
+                stack.pop()
+        elif state == "LITERAL":
+            partial = text[literal_start : i + 1]
+            if not any(lit.startswith(partial) for lit in ("false", "true", "null")):
+                stack.pop()
+                if stack[-1] == "OBJECT_AFTER_VALUE":
+                    after_object_value(ch, i)
+                elif stack[-1] == "ARRAY_AFTER_VALUE":
+                    after_array_value(ch, i)
+            else:
+                last_valid = i
+
+    out = [text[: last_valid + 1]]
+    for state in reversed(stack):
+        if state == "STRING":
+            out.append('"')
+        elif state.startswith("OBJECT_"):
+            out.append("}")
+        elif state.startswith("ARRAY_"):
+            out.append("]")
+        elif state == "LITERAL":
+            partial = text[literal_start:]
+            for lit in ("true", "false", "null"):
+                if lit.startswith(partial):
+                    out.append(lit[len(partial) :])
+                    break
+    return "".join(out)
+
+
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # JavaScript's JSON.parse refuses NaN and Infinity
+
+
+def _parse_partial_json(text: str) -> Any:
+    """``parsePartialJson(text).value``: the JSON, else the repaired JSON, else undefined."""
+    for candidate in (text, _fix_json(text)):
+        try:
+            return json.loads(candidate, parse_constant=_no_constants)
+        except ValueError:
+            continue
+    return _UNDEF
+
+
+# ---------------------------------------------------------------------------------------------
+# Stream accumulation
+
+
+@dataclass
+class _PartialCall:
+    tool_name: str
+    dynamic: bool
+    title: Any
+    deltas: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _PartialInput:
+    """``parsePartialJson`` of the first ``count`` deltas, evaluated once at the end (the SDK
+    re-parses on every delta; only the last value set on a part can be observed)."""
+
+    deltas: list[str]
+    count: int
+
+
+def _merge_objects(base: Any, overrides: Any) -> Any:
+    """``mergeObjects`` (vercel/ai packages/ai/src/util/merge-objects.ts)."""
+    if not (isinstance(base, dict) and isinstance(overrides, dict)):
+        return overrides  # see "Deviation" in the module docstring
+    result = dict(base)
+    for key, value in overrides.items():
+        if key in ("__proto__", "constructor", "prototype"):
+            continue
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            result[key] = _merge_objects(base[key], value)
+        else:
+            result[key] = value
+    return result
+
+
+class _Stop(Exception):
+    """The browser stops reading here (an ``error`` chunk or ``[DONE]``)."""
+
+
+class _Accumulator:
+    def __init__(self, base: dict[str, Any] | None) -> None:
+        if base is None:
+            base = {"id": _UNDEF, "metadata": _UNDEF, "role": "assistant", "parts": []}
+        self.message = base
+        self.parts: list[dict[str, Any]] = base["parts"]
+        self.active_text: dict[str, dict[str, Any]] = {}
+        self.active_reasoning: dict[str, dict[str, Any]] = {}
+        self.text_deltas: dict[int, tuple[dict[str, Any], list[str]]] = {}
+        self.partial_calls: dict[str, _PartialCall] = {}
+        self.finish_reason: str | None = None
+        self.finished = False
+        self.done = False
+        self.stream_error: str | None = None
+        # First part per tool call id, as the SDK's `parts.find(...)` would return it.
+        self.static_by_id: dict[str, dict[str, Any]] = {}
+        self.dynamic_by_id: dict[str, dict[str, Any]] = {}
+        self.tool_by_id: dict[str, dict[str, Any]] = {}
+        self.data_by_key: dict[tuple[str, str], dict[str, Any]] = {}
+        for part in self.parts:
+            self._index(part)
+        self.i = 0
+
+    # -- bookkeeping
+
+    def _index(self, part: dict[str, Any]) -> None:
+        ptype = part.get("type")
+        call_id = part.get("toolCallId")
+        if isinstance(ptype, str) and isinstance(call_id, str):
+            if ptype.startswith("tool-"):
+                self.static_by_id.setdefault(call_id, part)
+                self.tool_by_id.setdefault(call_id, part)
+            elif ptype == "dynamic-tool":
+                self.dynamic_by_id.setdefault(call_id, part)
+                self.tool_by_id.setdefault(call_id, part)
+        pid = part.get("id")
+        if isinstance(ptype, str) and ptype.startswith("data-") and isinstance(pid, str):
+            self.data_by_key.setdefault((ptype, pid), part)
+
+    def _push(self, part: dict[str, Any]) -> None:
+        self.parts.append(part)
+        self._index(part)
+
+    def _at(self, key: str | None = None) -> str:
+        return f"$[{self.i}]" if key is None else f"$[{self.i}].{key}"
+
+    def _req(self, chunk: dict[str, Any], key: str, kind: type, what: str) -> Any:
+        return _required(chunk, key, kind, what, fld="stream", at=self._at())
+
+    def _opt(self, chunk: dict[str, Any], key: str, kind: type, what: str) -> Any:
+        return _optional(chunk, key, kind, what, fld="stream", at=self._at())
+
+    def _id(self, chunk: dict[str, Any]) -> str:
+        return self._req(chunk, "id", str, "the part id, a string")
+
+    def _call_id(self, chunk: dict[str, Any]) -> str:
+        return self._req(chunk, "toolCallId", str, "the tool call id, a string")
+
+    def _unknown(self, kind: str, key: str, value: str, started_by: str) -> FormatError:
+        return FormatError(
+            f"event {self.i}: {kind} for {key} {value!r}, which no {started_by} chunk opened "
+            f"(or which was already closed)",
+            field="stream",
+            at=self._at(key),
+            code="unknown_id",
+        )
+
+    def _tool(self, call_id: str) -> dict[str, Any]:
+        part = self.tool_by_id.get(call_id)
+        if part is None:
+            raise self._unknown("tool update", "toolCallId", call_id, "tool-input")
+        return part
+
+    # -- the SDK's updateToolPart / updateDynamicToolPart
+
+    def _update_tool(
+        self,
+        *,
+        tool_name: str,
+        call_id: str,
+        state: str,
+        input: Any = _UNDEF,
+        output: Any = _UNDEF,
+        raw_input: Any = _UNDEF,
+        error_text: Any = _UNDEF,
+        provider_executed: Any = _UNDEF,
+        preliminary: Any = _UNDEF,
+        provider_metadata: Any = _UNDEF,
+        title: Any = _UNDEF,
+    ) -> None:
+        part = self.static_by_id.get(call_id)
+        if part is not None:
+            part["state"] = state
+            part["input"] = input
+            part["output"] = output
+            part["errorText"] = error_text
+            part["rawInput"] = raw_input
+            part["preliminary"] = preliminary
+            if title is not _UNDEF:
+                part["title"] = title
+            if _nullish(provider_executed):
+                provider_executed = part.get("providerExecuted", _UNDEF)
+            part["providerExecuted"] = provider_executed
+            if not _nullish(provider_metadata) and state == "input-available":
+                part["callProviderMetadata"] = provider_metadata
+            return
+        new = {
+            "type": f"tool-{tool_name}",
+            "toolCallId": call_id,
+            "state": state,
+            "title": title,
+            "input": input,
+            "output": output,
+            "rawInput": raw_input,
+            "errorText": error_text,
+            "providerExecuted": provider_executed,
+            "preliminary": preliminary,
+        }
+        if not _nullish(provider_metadata):
+            new["callProviderMetadata"] = provider_metadata
+        self._push(new)
+
+    def _update_dynamic(
+        self,
+        *,
+        tool_name: str,
+        call_id: str,
+        state: str,
+        input: Any = _UNDEF,
+        output: Any = _UNDEF,
+        error_text: Any = _UNDEF,
+        provider_executed: Any = _UNDEF,
+        preliminary: Any = _UNDEF,
+        provider_metadata: Any = _UNDEF,
+        title: Any = _UNDEF,
+    ) -> None:
+        part = self.dynamic_by_id.get(call_id)
+        if part is not None:
+            part["state"] = state
+            part["toolName"] = tool_name
+            part["input"] = input
+            part["output"] = output
+            part["errorText"] = error_text
+            part["rawInput"] = part.get("rawInput", _UNDEF)
+            part["preliminary"] = preliminary
+            if title is not _UNDEF:
+                part["title"] = title
+            if _nullish(provider_executed):
+                provider_executed = part.get("providerExecuted", _UNDEF)
+            part["providerExecuted"] = provider_executed
+            if not _nullish(provider_metadata) and state == "input-available":
+                part["callProviderMetadata"] = provider_metadata
+            return
+        new = {
+            "type": "dynamic-tool",
+            "toolName": tool_name,
+            "toolCallId": call_id,
+            "state": state,
+            "input": input,
+            "output": output,
+            "errorText": error_text,
+            "preliminary": preliminary,
+            "providerExecuted": provider_executed,
+            "title": title,
+        }
+        if not _nullish(provider_metadata):
+            new["callProviderMetadata"] = provider_metadata
+        self._push(new)
+
+    def _update_metadata(self, metadata: Any) -> None:
+        if _nullish(metadata):
+            return
+        current = self.message.get("metadata", _UNDEF)
+        self.message["metadata"] = (
+            metadata if _nullish(current) else _merge_objects(current, metadata)
+        )
+
+    # -- chunks
+
+    def feed(self, index: int, chunk: Any) -> None:
+        self.i = index
+        chunk = _want(chunk, dict, "a UI message chunk object", fld="stream", at=self._at())
+        ctype = self._req(chunk, "type", str, "the chunk type, a string")
+        handler = _HANDLERS.get(ctype)
+        if handler is not None:
+            handler(self, chunk)
+        elif ctype.startswith("data-"):
+            self._on_data(chunk)
+        # anything else: a chunk type this code does not know, ignored as the SDK does
+
+    def _on_text_start(self, chunk: dict[str, Any]) -> None:
+        self._start_block("text", chunk, self.active_text)
+
+    def _on_reasoning_start(self, chunk: dict[str, Any]) -> None:
+        self._start_block("reasoning", chunk, self.active_reasoning)
+
+    def _start_block(
+        self, kind: str, chunk: dict[str, Any], active: dict[str, dict[str, Any]]
+    ) -> None:
+        pid = self._id(chunk)
+        part = {
+            "type": kind,
+            "text": "",
+            "providerMetadata": chunk.get("providerMetadata", _UNDEF),
+            "state": "streaming",
+        }
+        active[pid] = part
+        self.text_deltas[id(part)] = (part, [])
+        self._push(part)
+
+    def _on_text_delta(self, chunk: dict[str, Any]) -> None:
+        self._delta("text", chunk, self.active_text)
+
+    def _on_reasoning_delta(self, chunk: dict[str, Any]) -> None:
+        self._delta("reasoning", chunk, self.active_reasoning)
+
+    def _delta(self, kind: str, chunk: dict[str, Any], active: dict[str, dict[str, Any]]) -> None:
+        pid = self._id(chunk)
+        delta = self._req(chunk, "delta", str, "the delta, a string")
+        part = active.get(pid)
+        if part is None:
+            raise self._unknown(f"{kind}-delta", "id", pid, f"{kind}-start")
+        self.text_deltas[id(part)][1].append(delta)
+        self._provider_metadata(chunk, part)
+
+    def _on_text_end(self, chunk: dict[str, Any]) -> None:
+        self._end("text", chunk, self.active_text)
+
+    def _on_reasoning_end(self, chunk: dict[str, Any]) -> None:
+        self._end("reasoning", chunk, self.active_reasoning)
+
+    def _end(self, kind: str, chunk: dict[str, Any], active: dict[str, dict[str, Any]]) -> None:
+        pid = self._id(chunk)
+        part = active.pop(pid, None)
+        if part is None:
+            raise self._unknown(f"{kind}-end", "id", pid, f"{kind}-start")
+        part["state"] = "done"
+        self._provider_metadata(chunk, part)
+
+    @staticmethod
+    def _provider_metadata(chunk: dict[str, Any], part: dict[str, Any]) -> None:
+        value = chunk.get("providerMetadata")
+        if value is None:
+            value = part.get("providerMetadata", _UNDEF)
+        part["providerMetadata"] = value
+
+    def _on_file(self, chunk: dict[str, Any]) -> None:
+        url = self._req(chunk, "url", str, "the file URL, a string")
+        media_type = self._req(chunk, "mediaType", str, "the media type, a string")
+        self._push({"type": "file", "mediaType": media_type, "url": url})
+
+    def _on_source_url(self, chunk: dict[str, Any]) -> None:
+        source_id = self._req(chunk, "sourceId", str, "the source id, a string")
+        url = self._req(chunk, "url", str, "the source URL, a string")
+        title = self._opt(chunk, "title", str, "the title, a string")
+        self._push(
+            {
+                "type": "source-url",
+                "sourceId": source_id,
+                "url": url,
+                "title": title,
+                "providerMetadata": chunk.get("providerMetadata", _UNDEF),
+            }
+        )
+
+    def _on_source_document(self, chunk: dict[str, Any]) -> None:
+        source_id = self._req(chunk, "sourceId", str, "the source id, a string")
+        media_type = self._req(chunk, "mediaType", str, "the media type, a string")
+        title = self._req(chunk, "title", str, "the title, a string")
+        filename = self._opt(chunk, "filename", str, "the file name, a string")
+        self._push(
+            {
+                "type": "source-document",
+                "sourceId": source_id,
+                "mediaType": media_type,
+                "title": title,
+                "filename": filename,
+                "providerMetadata": chunk.get("providerMetadata", _UNDEF),
+            }
+        )
+
+    def _tool_common(self, chunk: dict[str, Any]) -> tuple[str, bool, Any, Any]:
+        call_id = self._call_id(chunk)
+        dynamic = self._opt(chunk, "dynamic", bool, "dynamic, a boolean") is True
+        executed = self._opt(chunk, "providerExecuted", bool, "providerExecuted, a boolean")
+        title = self._opt(chunk, "title", str, "the title, a string")
+        return call_id, dynamic, executed, title
+
+    def _on_tool_input_start(self, chunk: dict[str, Any]) -> None:
+        call_id, dynamic, executed, title = self._tool_common(chunk)
+        name = self._req(chunk, "toolName", str, "the tool name, a string")
+        self.partial_calls[call_id] = _PartialCall(name, dynamic, title)
+        update = self._update_dynamic if dynamic else self._update_tool
+        update(
+            tool_name=name,
+            call_id=call_id,
+            state="input-streaming",
+            provider_executed=executed,
+            title=title,
+        )
+
+    def _on_tool_input_delta(self, chunk: dict[str, Any]) -> None:
+        call_id = self._call_id(chunk)
+        delta = self._req(chunk, "inputTextDelta", str, "the input text delta, a string")
+        call = self.partial_calls.get(call_id)
+        if call is None:
+            raise self._unknown("tool-input-delta", "toolCallId", call_id, "tool-input-start")
+        call.deltas.append(delta)
+        update = self._update_dynamic if call.dynamic else self._update_tool
+        update(
+            tool_name=call.tool_name,
+            call_id=call_id,
+            state="input-streaming",
+            input=_PartialInput(call.deltas, len(call.deltas)),
+            title=call.title,
+        )
+
+    def _on_tool_input_available(self, chunk: dict[str, Any]) -> None:
+        call_id, dynamic, executed, title = self._tool_common(chunk)
+        name = self._req(chunk, "toolName", str, "the tool name, a string")
+        update = self._update_dynamic if dynamic else self._update_tool
+        update(
+            tool_name=name,
+            call_id=call_id,
+            state="input-available",
+            input=chunk.get("input", _UNDEF),
+            provider_executed=executed,
+            provider_metadata=chunk.get("providerMetadata", _UNDEF),
+            title=title,
+        )
+
+    def _on_tool_input_error(self, chunk: dict[str, Any]) -> None:
+        call_id, dynamic, executed, _ = self._tool_common(chunk)
+        name = self._req(chunk, "toolName", str, "the tool name, a string")
+        error_text = self._req(chunk, "errorText", str, "the error text, a string")
+        common = {
+            "tool_name": name,
+            "call_id": call_id,
+            "state": "output-error",
+            "error_text": error_text,
+            "provider_executed": executed,
+            "provider_metadata": chunk.get("providerMetadata", _UNDEF),
+        }
+        if dynamic:
+            self._update_dynamic(input=chunk.get("input", _UNDEF), **common)
+        else:
+            self._update_tool(raw_input=chunk.get("input", _UNDEF), **common)
+
+    def _on_tool_approval_request(self, chunk: dict[str, Any]) -> None:
+        call_id = self._call_id(chunk)
+        approval_id = self._req(chunk, "approvalId", str, "the approval id, a string")
+        part = self._tool(call_id)
+        part["state"] = "approval-requested"
+        part["approval"] = {"id": approval_id}
+
+    def _on_tool_output_denied(self, chunk: dict[str, Any]) -> None:
+        self._tool(self._call_id(chunk))["state"] = "output-denied"
+
+    def _on_tool_output_available(self, chunk: dict[str, Any]) -> None:
+        call_id = self._call_id(chunk)
+        executed = self._opt(chunk, "providerExecuted", bool, "providerExecuted, a boolean")
+        preliminary = self._opt(chunk, "preliminary", bool, "preliminary, a boolean")
+        part = self._tool(call_id)
+        common = {
+            "call_id": call_id,
+            "state": "output-available",
+            "input": part.get("input", _UNDEF),
+            "output": chunk.get("output", _UNDEF),
+            "provider_executed": executed,
+            "preliminary": preliminary,
+            "title": part.get("title", _UNDEF),
+        }
+        if part["type"] == "dynamic-tool":
+            self._update_dynamic(tool_name=part["toolName"], **common)
+        else:
+            self._update_tool(tool_name=part["type"][5:], **common)
+
+    def _on_tool_output_error(self, chunk: dict[str, Any]) -> None:
+        call_id = self._call_id(chunk)
+        error_text = self._req(chunk, "errorText", str, "the error text, a string")
+        executed = self._opt(chunk, "providerExecuted", bool, "providerExecuted, a boolean")
+        part = self._tool(call_id)
+        common = {
+            "call_id": call_id,
+            "state": "output-error",
+            "input": part.get("input", _UNDEF),
+            "error_text": error_text,
+            "provider_executed": executed,
+            "title": part.get("title", _UNDEF),
+        }
+        if part["type"] == "dynamic-tool":
+            self._update_dynamic(tool_name=part["toolName"], **common)
+        else:
+            self._update_tool(
+                tool_name=part["type"][5:], raw_input=part.get("rawInput", _UNDEF), **common
+            )
+
+    def _on_start_step(self, chunk: dict[str, Any]) -> None:
+        self._push({"type": "step-start"})
+
+    def _on_finish_step(self, chunk: dict[str, Any]) -> None:
+        self.active_text = {}
+        self.active_reasoning = {}
+
+    def _on_start(self, chunk: dict[str, Any]) -> None:
+        message_id = self._opt(chunk, "messageId", str, "the message id, a string")
+        if message_id is not _UNDEF:
+            self.message["id"] = message_id
+        self._update_metadata(chunk.get("messageMetadata", _UNDEF))
+
+    def _on_finish(self, chunk: dict[str, Any]) -> None:
+        reason = self._opt(chunk, "finishReason", str, "the finish reason, a string")
+        if reason is not _UNDEF:
+            self.finish_reason = reason
+        self._update_metadata(chunk.get("messageMetadata", _UNDEF))
+        self.finished = True
+
+    def _on_message_metadata(self, chunk: dict[str, Any]) -> None:
+        self._update_metadata(chunk.get("messageMetadata", _UNDEF))
+
+    def _on_error(self, chunk: dict[str, Any]) -> None:
+        self.stream_error = "error"
+        raise _Stop
+
+    def _on_abort(self, chunk: dict[str, Any]) -> None:
+        self.stream_error = self.stream_error or "abort"
+
+    def _on_data(self, chunk: dict[str, Any]) -> None:
+        data_id = self._opt(chunk, "id", str, "the data part id, a string")
+        if chunk.get("transient") not in (None, False, 0, ""):
+            return  # transient data parts are not added to the message (SDK)
+        if data_id is not _UNDEF:
+            existing = self.data_by_key.get((chunk["type"], data_id))
+            if existing is not None:
+                existing["data"] = chunk.get("data", _UNDEF)
+                return
+        self._push(chunk)
+
+    # -- the end
+
+    def result(self) -> tuple[dict[str, Any], dict[int, str]]:
+        """The message as ``JSON.stringify`` would write it, and the raw text of each tool
+        input still streaming (by part index)."""
+        for part, deltas in self.text_deltas.values():
+            if deltas:
+                part["text"] = "".join(deltas)
+        streamed: dict[int, str] = {}
+        parts = []
+        for j, part in enumerate(self.parts):
+            value = part.get("input")
+            if isinstance(value, _PartialInput):
+                text = "".join(value.deltas[: value.count])
+                part["input"] = _parse_partial_json(text)
+                if part.get("state") == "input-streaming":
+                    streamed[j] = text
+            parts.append({k: v for k, v in part.items() if v is not _UNDEF})
+        message = {k: v for k, v in self.message.items() if v is not _UNDEF}
+        message["parts"] = parts
+        return message, streamed
+
+
+# Chunk type -> handler. A new chunk type is one method above and one line here.
+_HANDLERS = {
+    "text-start": _Accumulator._on_text_start,
+    "text-delta": _Accumulator._on_text_delta,
+    "text-end": _Accumulator._on_text_end,
+    "reasoning-start": _Accumulator._on_reasoning_start,
+    "reasoning-delta": _Accumulator._on_reasoning_delta,
+    "reasoning-end": _Accumulator._on_reasoning_end,
+    "file": _Accumulator._on_file,
+    "source-url": _Accumulator._on_source_url,
+    "source-document": _Accumulator._on_source_document,
+    "tool-input-start": _Accumulator._on_tool_input_start,
+    "tool-input-delta": _Accumulator._on_tool_input_delta,
+    "tool-input-available": _Accumulator._on_tool_input_available,
+    "tool-input-error": _Accumulator._on_tool_input_error,
+    "tool-approval-request": _Accumulator._on_tool_approval_request,
+    "tool-output-denied": _Accumulator._on_tool_output_denied,
+    "tool-output-available": _Accumulator._on_tool_output_available,
+    "tool-output-error": _Accumulator._on_tool_output_error,
+    "start-step": _Accumulator._on_start_step,
+    "finish-step": _Accumulator._on_finish_step,
+    "start": _Accumulator._on_start,
+    "finish": _Accumulator._on_finish,
+    "message-metadata": _Accumulator._on_message_metadata,
+    "error": _Accumulator._on_error,
+    "abort": _Accumulator._on_abort,
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The format
+
+
+def _strict_json(text: str, *, fld: str, at: str) -> Any:
+    """json.loads refusing NaN and Infinity as JavaScript does: the browser never sends them and
+    ``compact()`` would write them back as invalid JSON."""
+    try:
+        return json.loads(text, parse_constant=_no_constants)
+    except ValueError as exc:
+        raise FormatError(f"not valid JSON: {exc}", field=fld, at=at, code="not_json") from None
+
+
+def _refuse_constants(text: str, *, fld: str) -> None:
+    if "NaN" in text or "Infinity" in text:  # cheap: only then parse again, strictly
+        _strict_json(text, fld=fld, at="$")
+
+
+@register
+class AiSdkUi:
+    name = FORMAT
+
+    def parse(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
+        if not isinstance(request, str):
+            raise FormatError("expected the request body as a string", field="request")
+        if (response is None) == (stream is None):
+            raise FormatError(
+                "expected exactly one of response and stream",
+                field="response" if response is None else "stream",
+                code="missing" if response is None else "invalid",
+            )
+        try:
+            body, history, last = self._request(request)
+        except RecursionError:
+            raise FormatError("JSON nested too deep", field="request", code="too_deep") from None
+        # useChat continues the last message when it is the assistant's (module docstring).
+        continued = last if last is not None and last[1]["role"] == "assistant" else None
+        params = Params()
+        model = body.get("model")
+        params.requested_model = model if isinstance(model, str) else None
+        out_field = "response" if response is not None else "stream"
+        try:
+            if response is not None:
+                output, value = self._response(response)
+            else:
+                assert stream is not None
+                base = json.loads(continued[0]) if continued is not None else None
+                output, value = self._stream(stream, base, params)
+        except RecursionError:
+            raise FormatError("JSON nested too deep", field=out_field, code="too_deep") from None
+        message_id = value.get("id")
+        params.response_id = message_id if isinstance(message_id, str) else None
+        params.usage = _usage(value.get("metadata"))
+        before = _tool_call_ids(continued[1] if continued is not None else None)
+        params.server_tool_counts = _server_tool_counts(value, before)
+        return ParsedExchange(history=history, output=[output], params=params)
+
+    def _request(
+        self, text: str
+    ) -> tuple[dict[str, Any], list[Message], tuple[str, dict[str, Any]] | None]:
+        members = object_member_spans(text, field="request")
+        _refuse_constants(text, fld="request")
+        span = members.get("messages")
+        if span is None:
+            raise FormatError(
+                "missing 'messages' (the UIMessage array)",
+                field="request",
+                at="$.messages",
+                code="missing",
+            )
+        _want(span.value, list, "messages, an array of UIMessages", fld="request", at="$.messages")
+        elements = array_element_spans(span.raw, field="request", at="$.messages")
+        history = []
+        last: tuple[str, dict[str, Any]] | None = None
+        for i, element in enumerate(elements):
+            at = f"$.messages[{i}]"
+            msg, role = _check_message(element.value, fld="request", at=at)
+            blocks = _message_blocks(msg, fld="request", at=at)
+            history.append(Message(role=role, raw=element.raw, blocks=blocks))
+            last = (element.raw, msg)
+        body = {key: member.value for key, member in members.items()}
+        return body, history, last
+
+    def _response(self, text: Any) -> tuple[Message, dict[str, Any]]:
+        if not isinstance(text, str):
+            raise FormatError("expected the response body as a string", field="response")
+        value = loads(text, field="response")
+        _refuse_constants(text, fld="response")
+        msg, role = _check_message(value, fld="response", at="$")
+        if role != "assistant":
+            raise FormatError(
+                f"expected the assistant message, got role {role!r}",
+                field="response",
+                at="$.role",
+                code="invalid_role",
+            )
+        blocks = _message_blocks(msg, fld="response", at="$")
+        # The response text is the message object: only the whitespace around it is cut.
+        return Message(role="assistant", raw=text.strip(_JSON_WS), blocks=blocks), msg
+
+    def _stream(
+        self, text: Any, base: dict[str, Any] | None, params: Params
+    ) -> tuple[Message, dict[str, Any]]:
+        if not isinstance(text, str):
+            raise FormatError("expected the stream as a string", field="stream")
+        acc = _Accumulator(base)
+        count = 0
+        try:
+            for event in iter_events(text):
+                count = event.index + 1
+                if event.data == "[DONE]":
+                    acc.done = True
+                    break  # the end of the SSE stream: nothing after it is read
+                try:
+                    chunk = json.loads(event.data, parse_constant=_no_constants)
+                except ValueError as exc:
+                    if event.unterminated:
+                        raise FormatError(
+                            f"the stream ends inside event {event.index}",
+                            field="stream",
+                            at=f"$[{event.index}]",
+                            code="truncated_stream",
+                        ) from None
+                    raise FormatError(
+                        f"event {event.index}: data is not valid JSON: {exc}",
+                        field="stream",
+                        at=f"$[{event.index}].data",
+                        code="not_json",
+                    ) from None
+                acc.feed(event.index, chunk)
+        except _Stop:
+            pass  # an error chunk: the browser stops reading there
+        if acc.stream_error is None and not (acc.finished or acc.done):
+            raise FormatError(
+                f"the stream ends after {count} events without a finish chunk or [DONE]",
+                field="stream",
+                at=f"$[{count}]",
+                code="truncated_stream",
+            )
+        params.stop_reason = acc.finish_reason
+        params.stream_error = acc.stream_error
+        params.truncated = acc.stream_error is not None or acc.finish_reason == "length"
+        value, streamed = acc.result()
+        raw = compact(value)
+        try:
+            raw.encode("utf-8")
+        except UnicodeEncodeError:
+            raise FormatError(
+                "the stream carries a lone surrogate (\\ud800-\\udfff) that UTF-8 cannot hold",
+                field="stream",
+                code="invalid_unicode",
+            ) from None
+        blocks = _message_blocks(value, fld="stream", at="$", streamed=streamed)
+        return Message(role="assistant", raw=raw, blocks=blocks), value

@@ -1,0 +1,151 @@
+"""What every format shares: the error it raises and helpers that keep the exact bytes.
+
+``json_spans`` is how a format keeps each message object byte for byte: it walks the raw JSON text
+with the standard library's C decoder (``raw_decode``) and returns, for each element of an array,
+both the parsed value and the exact source text it came from. Nothing is re-serialised.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+_DECODER = json.JSONDecoder()
+_WS = " \t\n\r"
+
+
+class FormatError(ValueError):
+    """Input that does not fit its format. ``field`` names the body field (request, response,
+    stream), ``at`` the JSON path inside it."""
+
+    def __init__(self, detail: str, *, field: str, at: str = "$", code: str = "invalid") -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+        self.at = at
+        self.code = code
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    value: Any
+    raw: str
+
+
+def loads(text: str, *, field: str, at: str = "$") -> Any:
+    """json.loads with a FormatError naming the field and position.
+
+    The C decoder recurses, so a body nested thousands deep raises RecursionError: refused too."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise FormatError(
+            f"not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
+            field=field,
+            at=at,
+            code="not_json",
+        ) from None
+    except RecursionError:
+        raise FormatError("JSON nested too deep", field=field, code="too_deep") from None
+
+
+def _skip_ws(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in _WS:
+        i += 1
+    return i
+
+
+def _decode_at(text: str, i: int, field: str) -> tuple[Any, int]:
+    try:
+        return _DECODER.raw_decode(text, i)
+    except json.JSONDecodeError as exc:
+        raise FormatError(f"not valid JSON: {exc.msg}", field=field, code="not_json") from None
+
+
+def object_member_spans(text: str, *, field: str) -> dict[str, Span]:
+    """The members of a top-level JSON object, each with its exact source text.
+
+    A repeated key keeps its last occurrence, as ``json.loads`` does.
+    """
+    loads(text, field=field)  # validates the whole text first, with a precise message
+    i = _skip_ws(text, 0)
+    if i >= len(text) or text[i] != "{":
+        raise FormatError("expected a JSON object", field=field, code="wrong_type")
+    members: dict[str, Span] = {}
+    i = _skip_ws(text, i + 1)
+    if text[i] == "}":
+        return members
+    while True:
+        key, i = _decode_at(text, i, field)
+        i = _skip_ws(text, i)
+        i = _skip_ws(text, i + 1)  # the colon
+        start = i
+        value, i = _decode_at(text, i, field)
+        members[key] = Span(value, text[start:i])
+        i = _skip_ws(text, i)
+        if text[i] == "}":
+            return members
+        i = _skip_ws(text, i + 1)  # the comma
+
+
+def array_element_spans(raw_array: str, *, field: str, at: str) -> list[Span]:
+    """The elements of a JSON array given as its exact source text, each with its exact text."""
+    i = _skip_ws(raw_array, 0)
+    if i >= len(raw_array) or raw_array[i] != "[":
+        raise FormatError("expected an array", field=field, at=at, code="wrong_type")
+    out: list[Span] = []
+    i = _skip_ws(raw_array, i + 1)
+    if raw_array[i] == "]":
+        return out
+    while True:
+        start = i
+        value, i = _decode_at(raw_array, i, field)
+        out.append(Span(value, raw_array[start:i]))
+        i = _skip_ws(raw_array, i)
+        if raw_array[i] == "]":
+            return out
+        i = _skip_ws(raw_array, i + 1)
+
+
+def compact(value: Any) -> str:
+    """The one serialisation of an accumulated (streamed) message: compact, UTF-8, keys in the
+    order the stream gave them."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def expect(value: Any, kind: type | tuple[type, ...], *, field: str, at: str) -> Any:
+    """``value`` if it has the expected JSON type, else a FormatError naming where."""
+    if isinstance(value, bool) and kind in (int, (int, float)):
+        raise FormatError(f"expected {_name(kind)}, got boolean", field=field, at=at, code="wrong_type")
+    if not isinstance(value, kind):
+        raise FormatError(
+            f"expected {_name(kind)}, got {_json_type(value)}", field=field, at=at, code="wrong_type"
+        )
+    return value
+
+
+def _name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(_json_type_name(k) for k in kinds)
+
+
+def _json_type_name(k: type) -> str:
+    return {dict: "object", list: "array", str: "string", int: "integer", float: "number", bool: "boolean"}.get(
+        k, k.__name__
+    )
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    return _json_type_name(type(value))
+
+
+def opt_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def opt_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None

@@ -1,0 +1,531 @@
+"""OpenAI Chat Completions (``openai.chat``), with the reasoning fields of compatible providers:
+DeepSeek's ``reasoning_content`` and OpenRouter's ``reasoning``.
+
+- History: one Message per element of the request's ``messages``, raw = its exact source text.
+- Output (response body): ONE Message, raw = the exact source text of ``choices[0].message``.
+- Output (stream): the ``delta`` of choice 0 of every ``chat.completion.chunk`` accumulated into
+  one message dict (keys in the order the stream first gave them a value), serialised once with
+  ``compact()``. The stream ends with ``data: [DONE]`` or a chunk carrying a ``finish_reason``.
+
+Blocks of one message, in this order: ``reasoning_content`` / ``reasoning`` (NEVER, no content),
+``content`` (VISIBLE; one block per text part of a list; image, audio and file parts UNKNOWN),
+``refusal`` (VISIBLE), one ``tool_calls`` block per call (AUDIT). A ``tool`` message is one AUDIT
+block ``tool`` (call id and output).
+
+How to extend:
+- a new reasoning field of some provider: add it to ``_REASONING_KEYS`` (and classify its name as
+  NEVER in ``blocks.py``); a string delta of it is concatenated like ``content``.
+- a new delta key: string values are concatenated, arrays extended, other values replaced
+  (``_merge``); give it its own branch in ``_Accumulator.delta`` only if that is wrong for it.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
+from .base import FormatError, Span, array_element_spans, compact, expect, object_member_spans
+from .registry import register
+from .sse import Event, iter_events
+
+FORMAT = "openai.chat"
+
+_ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
+_REASONING_KEYS = ("reasoning_content", "reasoning")
+_STRING_DELTAS = frozenset({"content", "refusal", *_REASONING_KEYS})
+
+
+# --- small typed readers ------------------------------------------------------------------------
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    names = {dict: "object", list: "array", str: "string", int: "integer", bool: "boolean"}
+    return " or ".join(names.get(k, k.__name__) for k in kinds)
+
+
+def _req(
+    obj: dict[str, Any], key: str, kind: type | tuple[type, ...], *, field: str, at: str
+) -> Any:
+    """``obj[key]``, which must be there and be of ``kind``."""
+    if key not in obj:
+        raise FormatError(
+            f"expected {key!r} ({_kind_name(kind)}), but the key is missing",
+            field=field,
+            at=f"{at}.{key}",
+            code="missing",
+        )
+    return expect(obj[key], kind, field=field, at=f"{at}.{key}")
+
+
+def _opt(
+    obj: dict[str, Any], key: str, kind: type | tuple[type, ...], *, field: str, at: str
+) -> Any:
+    """``obj[key]`` when present and not null (then it must be of ``kind``), else None."""
+    value = obj.get(key)
+    return None if value is None else expect(value, kind, field=field, at=f"{at}.{key}")
+
+
+def _arguments(text: str) -> Any:
+    """Tool arguments as parsed JSON; the string itself when it does not parse (cut off)."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return text
+
+
+def _members(text: Any, *, field: str) -> dict[str, Span]:
+    """The top-level members of a JSON object body, each with its exact source text."""
+    if not isinstance(text, str):
+        raise FormatError(
+            f"expected JSON text, got {type(text).__name__}", field=field, code="wrong_type"
+        )
+    try:
+        return object_member_spans(text, field=field)
+    except FormatError as exc:
+        if exc.code != "wrong_type":
+            raise
+        expect(json.loads(text), dict, field=field, at="$")  # says what came instead
+        raise
+
+
+def _serialise(value: Any, *, field: str, at: str) -> str:
+    """compact(), refusing what could not be stored as UTF-8 (a lone surrogate from a \\ud800
+    escape) or serialised at all (nesting at the interpreter's limit)."""
+    try:
+        text = compact(value)
+        text.encode("utf-8")
+    except RecursionError:
+        raise FormatError("JSON nested too deep", field=field, at=at, code="too_deep") from None
+    except UnicodeEncodeError:
+        raise FormatError(
+            "a string holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape)",
+            field=field,
+            at=at,
+            code="invalid_unicode",
+        ) from None
+    return text
+
+
+# --- message -> blocks --------------------------------------------------------------------------
+
+
+def _content_blocks(content: Any, *, field: str, at: str) -> list[Block]:
+    if content is None:
+        return []
+    if isinstance(content, str):
+        # An empty string (DeepSeek sends "" beside tool_calls) shows nothing: no block.
+        return [Block("content", BlockClass.VISIBLE, text=content)] if content else []
+    if not isinstance(content, list):
+        expect(content, (str, list), field=field, at=at)  # raises: says what came instead
+    blocks = []
+    for j, part in enumerate(content):
+        pat = f"{at}[{j}]"
+        expect(part, dict, field=field, at=pat)
+        kind = _req(part, "type", str, field=field, at=pat)
+        if kind == "text":
+            blocks.append(
+                Block(
+                    "content", BlockClass.VISIBLE, text=_req(part, "text", str, field=field, at=pat)
+                )
+            )
+        elif kind == "refusal":
+            text = _req(part, "refusal", str, field=field, at=pat)
+            blocks.append(Block("refusal", BlockClass.VISIBLE, text=text))
+        else:
+            # image_url, input_audio, file...: kept in raw only. A part named like a NEVER type
+            # stays NEVER; nothing else here is shown.
+            cls = classify(FORMAT, kind)
+            blocks.append(Block(kind, cls if cls is BlockClass.NEVER else BlockClass.UNKNOWN))
+    return blocks
+
+
+def _tool_call_block(call: Any, *, field: str, at: str) -> Block:
+    expect(call, dict, field=field, at=at)
+    call_id = _opt(call, "id", str, field=field, at=at)
+    _opt(call, "type", str, field=field, at=at)
+    name = tool_input = None
+    function = _opt(call, "function", dict, field=field, at=at)
+    custom = _opt(call, "custom", dict, field=field, at=at)
+    if function is not None:
+        name = _opt(function, "name", str, field=field, at=f"{at}.function")
+        arguments = _opt(function, "arguments", str, field=field, at=f"{at}.function")
+        tool_input = None if arguments is None else _arguments(arguments)
+    elif custom is not None:  # custom tools take free text, not JSON
+        name = _opt(custom, "name", str, field=field, at=f"{at}.custom")
+        tool_input = _opt(custom, "input", str, field=field, at=f"{at}.custom")
+    return Block("tool_calls", BlockClass.AUDIT, tool_name=name, call_id=call_id, input=tool_input)
+
+
+def _blocks(message: dict[str, Any], role: str, *, field: str, at: str) -> tuple[Block, ...]:
+    blocks: list[Block] = [
+        Block(key, BlockClass.NEVER) for key in _REASONING_KEYS if message.get(key) is not None
+    ]
+    if role in ("tool", "function"):
+        if role == "tool":
+            call_id = _req(message, "tool_call_id", str, field=field, at=at)
+            name = None
+        else:  # the deprecated function-calling result: named, no call id
+            call_id = None
+            name = _opt(message, "name", str, field=field, at=at)
+        output = _req(message, "content", (str, list), field=field, at=at)
+        blocks.append(
+            Block("tool", BlockClass.AUDIT, tool_name=name, call_id=call_id, output=output)
+        )
+        return tuple(blocks)
+    blocks += _content_blocks(message.get("content"), field=field, at=f"{at}.content")
+    refusal = _opt(message, "refusal", str, field=field, at=at)
+    if refusal is not None:
+        blocks.append(Block("refusal", BlockClass.VISIBLE, text=refusal))
+    tool_calls = _opt(message, "tool_calls", list, field=field, at=at)
+    for k, call in enumerate(tool_calls or ()):
+        blocks.append(_tool_call_block(call, field=field, at=f"{at}.tool_calls[{k}]"))
+    legacy = _opt(message, "function_call", dict, field=field, at=at)
+    if legacy is not None:  # deprecated single function call, before tool_calls
+        blocks.append(_tool_call_block({"function": legacy}, field=field, at=at))
+    return tuple(blocks)
+
+
+def _message(value: Any, raw: str, *, field: str, at: str) -> Message:
+    expect(value, dict, field=field, at=at)
+    role = _req(value, "role", str, field=field, at=at)
+    if role not in _ROLES:
+        raise FormatError(
+            f"expected role system, developer, user, assistant or tool, got {role!r}",
+            field=field,
+            at=f"{at}.role",
+            code="wrong_value",
+        )
+    return Message(role=role, raw=raw, blocks=_blocks(value, role, field=field, at=at))
+
+
+# --- request ------------------------------------------------------------------------------------
+
+
+def _parse_request(text: Any) -> tuple[list[Message], Params]:
+    field = "request"
+    members = _members(text, field=field)
+    body = {k: s.value for k, s in members.items()}
+    params = Params()
+    params.requested_model = _req(body, "model", str, field=field, at="$")
+    # max_tokens is the older name; max_completion_tokens counts reasoning tokens too.
+    params.max_tokens = _opt(body, "max_completion_tokens", int, field=field, at="$")
+    if params.max_tokens is None:
+        params.max_tokens = _opt(body, "max_tokens", int, field=field, at="$")
+    params.effort = _opt(body, "reasoning_effort", str, field=field, at="$")
+    reasoning = _opt(body, "reasoning", dict, field=field, at="$")  # OpenRouter
+    if reasoning is not None:
+        params.effort = params.effort or _opt(
+            reasoning, "effort", str, field=field, at="$.reasoning"
+        )
+        params.budget_tokens = _opt(reasoning, "max_tokens", int, field=field, at="$.reasoning")
+    thinking = _opt(body, "thinking", dict, field=field, at="$")  # DeepSeek
+    if thinking is not None:
+        params.thinking = _opt(thinking, "type", str, field=field, at="$.thinking")
+    _opt(body, "stream", bool, field=field, at="$")
+
+    _req(body, "messages", list, field=field, at="$")
+    spans = array_element_spans(members["messages"].raw, field=field, at="$.messages")
+    history = [
+        _message(s.value, s.raw, field=field, at=f"$.messages[{i}]") for i, s in enumerate(spans)
+    ]
+    return history, params
+
+
+# --- response -----------------------------------------------------------------------------------
+
+
+def _usage(usage: dict[str, Any], *, field: str, at: str) -> Usage:
+    prompt = _opt(usage, "prompt_tokens_details", dict, field=field, at=at) or {}
+    completion = _opt(usage, "completion_tokens_details", dict, field=field, at=at) or {}
+    cached = _opt(prompt, "cached_tokens", int, field=field, at=f"{at}.prompt_tokens_details")
+    if cached is None:  # DeepSeek's own name for it
+        cached = _opt(usage, "prompt_cache_hit_tokens", int, field=field, at=at)
+    return Usage(
+        # prompt_tokens includes the cached ones (unlike Anthropic's input_tokens).
+        input_tokens=_opt(usage, "prompt_tokens", int, field=field, at=at),
+        cache_read_tokens=cached,
+        output_tokens=_opt(usage, "completion_tokens", int, field=field, at=at),
+        reasoning_tokens=_opt(
+            completion, "reasoning_tokens", int, field=field, at=f"{at}.completion_tokens_details"
+        ),
+    )
+
+
+def _finish(params: Params, finish_reason: str | None, message: Message) -> None:
+    params.stop_reason = finish_reason
+    params.truncated = params.truncated or finish_reason == "length"
+    params.refusal = finish_reason == "content_filter" or any(
+        b.type == "refusal" for b in message.blocks
+    )
+
+
+def _provider_error(body: dict[str, Any], *, field: str, at: str) -> None:
+    error = body.get("error")
+    if error is not None:
+        code = error.get("code") if isinstance(error, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        raise FormatError(
+            f"the response carries an error ({code}: {message}), not a completion",
+            field=field,
+            at=f"{at}.error",
+            code="provider_error",
+        )
+
+
+def _parse_response(text: Any, params: Params) -> list[Message]:
+    field = "response"
+    members = _members(text, field=field)
+    body = {k: s.value for k, s in members.items()}
+    _provider_error(body, field=field, at="$")
+    choices = _req(body, "choices", list, field=field, at="$")
+    if not choices:
+        raise FormatError(
+            "expected at least one choice, got an empty array",
+            field=field,
+            at="$.choices",
+            code="empty",
+        )
+    choice = expect(choices[0], dict, field=field, at="$.choices[0]")
+    value = _req(choice, "message", dict, field=field, at="$.choices[0]")
+    # The exact bytes of choices[0].message, three levels down: no re-serialisation.
+    first = array_element_spans(members["choices"].raw, field=field, at="$.choices")[0]
+    raw = object_member_spans(first.raw, field=field)["message"].raw
+    at = "$.choices[0].message"
+    role = _opt(value, "role", str, field=field, at=at) or "assistant"
+    message = Message(role=role, raw=raw, blocks=_blocks(value, role, field=field, at=at))
+
+    params.response_model = _opt(body, "model", str, field=field, at="$")
+    params.response_id = _opt(body, "id", str, field=field, at="$")
+    usage = _opt(body, "usage", dict, field=field, at="$")
+    if usage is not None:
+        params.usage = _usage(usage, field=field, at="$.usage")
+    _finish(params, _opt(choice, "finish_reason", str, field=field, at="$.choices[0]"), message)
+    return [message]
+
+
+# --- stream -------------------------------------------------------------------------------------
+
+
+class _Pieces(list[str]):
+    """A string still being streamed: its deltas, joined once at the end (adding each delta to
+    a str would copy the whole text every time)."""
+
+
+def _merge(acc: dict[str, Any], key: str, value: Any) -> None:
+    """A delta value: strings concatenate, arrays extend, anything else replaces; null adds
+    nothing (and so does not create the key)."""
+    if value is None:
+        return
+    before = acc.get(key)
+    if isinstance(value, str):
+        if isinstance(before, _Pieces):
+            before.append(value)
+        else:
+            acc[key] = _Pieces([value])
+    elif isinstance(value, list) and isinstance(before, list) and not isinstance(before, _Pieces):
+        before.extend(value)
+    else:
+        acc[key] = value
+
+
+def _join(obj: Any) -> None:
+    if isinstance(obj, dict):
+        for key, value in obj.items():
+            if isinstance(value, _Pieces):
+                obj[key] = "".join(value)
+
+
+class _Accumulator:
+    """Choice 0 of a chat.completion.chunk stream, folded into one message dict."""
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] = {}
+        self.calls: dict[int, dict[str, Any]] = {}  # tool calls by their "index"
+        self.model: str | None = None
+        self.id: str | None = None
+        self.usage: tuple[dict[str, Any], str] | None = None
+        self.finish_reason: str | None = None
+        self.done = False  # [DONE] or a finish_reason seen
+        self.error: str | None = None
+
+    def join(self) -> None:
+        """Turn every streamed string into a str (the message, its calls, their functions)."""
+        _join(self.message)
+        _join(self.message.get("function_call"))
+        for call in self.calls.values():
+            _join(call)
+            _join(call.get("function"))
+            _join(call.get("custom"))
+
+    def chunk(self, data: dict[str, Any], at: str) -> None:
+        field = "stream"
+        error = data.get("error")
+        if error is not None:
+            # {"error": {"type"|"code", "message"}}: keep what arrived, note the error.
+            kinds = [error.get("type"), error.get("code")] if isinstance(error, dict) else []
+            self.error = next(
+                (str(k) for k in kinds if isinstance(k, str | int) and not isinstance(k, bool)),
+                "error",
+            )
+            return
+        self.model = self.model or _opt(data, "model", str, field=field, at=at)
+        self.id = self.id or _opt(data, "id", str, field=field, at=at)
+        usage = _opt(data, "usage", dict, field=field, at=at)
+        if usage is not None:
+            self.usage = (usage, f"{at}.usage")
+        choices = _opt(data, "choices", list, field=field, at=at) or []
+        for k, choice in enumerate(choices):
+            cat = f"{at}.choices[{k}]"
+            expect(choice, dict, field=field, at=cat)
+            index = _opt(choice, "index", int, field=field, at=cat)
+            if (k if index is None else index) != 0:
+                continue  # n > 1: only the first choice is the conversation's answer
+            delta = _opt(choice, "delta", dict, field=field, at=cat)
+            if delta is not None:
+                self.delta(delta, f"{cat}.delta")
+            finish = _opt(choice, "finish_reason", str, field=field, at=cat)
+            if finish is not None:
+                self.finish_reason = finish
+                self.done = True
+
+    def delta(self, delta: dict[str, Any], at: str) -> None:
+        field = "stream"
+        for key, value in delta.items():
+            if key == "role":
+                role = _opt(delta, key, str, field=field, at=at)
+                if role is not None:
+                    self.message.setdefault("role", role)
+            elif key in _STRING_DELTAS:
+                _merge(self.message, key, _opt(delta, key, str, field=field, at=at))
+            elif key == "tool_calls":
+                calls = _opt(delta, key, list, field=field, at=at)
+                for k, call in enumerate(calls or ()):
+                    self.tool_call(call, k, f"{at}.tool_calls[{k}]")
+            elif key == "function_call":  # deprecated single call: same rules as a tool call
+                function = _opt(delta, key, dict, field=field, at=at)
+                if function is not None:
+                    self.function(self.message.setdefault(key, {}), function, f"{at}.{key}")
+            else:
+                _merge(self.message, key, value)
+
+    def tool_call(self, call: Any, position: int, at: str) -> None:
+        field = "stream"
+        expect(call, dict, field=field, at=at)
+        index = _opt(call, "index", int, field=field, at=at)
+        index = position if index is None else index  # some compatible servers omit it
+        acc = self.calls.get(index)
+        if acc is None:
+            acc = self.calls[index] = {}
+            self.message.setdefault("tool_calls", []).append(acc)
+        for key in call:
+            if key == "index":
+                continue  # the stream's addressing, not part of the message
+            if key in ("function", "custom"):
+                part = _opt(call, key, dict, field=field, at=at)
+                if part is not None:
+                    self.function(acc.setdefault(key, {}), part, f"{at}.{key}")
+            elif key in ("id", "type"):
+                value = _opt(call, key, str, field=field, at=at)
+                if value is not None:
+                    acc.setdefault(key, value)  # some servers repeat them in every chunk
+            else:
+                _merge(acc, key, call[key])
+
+    def function(self, acc: dict[str, Any], part: dict[str, Any], at: str) -> None:
+        for key in part:
+            value = _opt(part, key, str, field="stream", at=at)
+            if value is None:
+                continue
+            if key in ("arguments", "input"):
+                _merge(acc, key, value)
+            else:
+                acc.setdefault(key, value)  # the name comes whole, sometimes repeated
+
+
+def _event_data(event: Event) -> Any:
+    try:
+        return event.json()
+    except FormatError:
+        if event.unterminated:
+            raise FormatError(
+                f"the stream was cut off inside event {event.index}",
+                field="stream",
+                at=f"$[{event.index}]",
+                code="truncated_stream",
+            ) from None
+        raise
+
+
+def _parse_stream(text: Any, params: Params) -> list[Message]:
+    field = "stream"
+    if not isinstance(text, str):
+        raise FormatError(
+            f"expected SSE text, got {type(text).__name__}", field=field, code="wrong_type"
+        )
+    acc = _Accumulator()
+    count = 0
+    for event in iter_events(text):
+        count += 1
+        if event.data.strip() == "[DONE]":
+            acc.done = True
+            break
+        at = f"$[{event.index}].data"
+        try:
+            data = expect(_event_data(event), dict, field=field, at=at)
+        except FormatError as exc:
+            if exc.code == "truncated_stream" and acc.done:
+                break  # the answer was whole; only a trailing chunk (usage) was cut off
+            raise
+        acc.chunk(data, at)
+        if acc.error is not None:
+            break
+    if not acc.done and acc.error is None:
+        raise FormatError(
+            f"the stream ended after {count} events without a finish_reason or data: [DONE]",
+            field=field,
+            at=f"$[{count - 1}]" if count else "$",
+            code="truncated_stream",
+        )
+    acc.join()
+    role = acc.message.get("role")
+    role = role if isinstance(role, str) else "assistant"
+    raw = _serialise(acc.message, field=field, at="$")
+    message = Message(role=role, raw=raw, blocks=_blocks(acc.message, role, field=field, at="$"))
+
+    params.response_model = acc.model
+    params.response_id = acc.id
+    if acc.usage is not None:
+        params.usage = _usage(acc.usage[0], field=field, at=acc.usage[1])
+    if acc.error is not None:
+        params.stream_error = acc.error
+        params.truncated = True
+    _finish(params, acc.finish_reason, message)
+    return [message]
+
+
+@register
+class OpenAIChat:
+    name = FORMAT
+
+    def parse(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
+        if (response is None) == (stream is None):
+            raise FormatError(
+                "expected exactly one of response and stream",
+                field="response" if response is None else "stream",
+                code="missing" if response is None else "ambiguous",
+            )
+        try:
+            history, params = _parse_request(request)
+        except RecursionError:
+            raise FormatError("JSON nested too deep", field="request", code="too_deep") from None
+        field = "response" if response is not None else "stream"
+        try:
+            if response is not None:
+                output = _parse_response(response, params)
+            else:
+                output = _parse_stream(stream, params)
+        except RecursionError:
+            raise FormatError("JSON nested too deep", field=field, code="too_deep") from None
+        return ParsedExchange(history=history, output=output, params=params)
