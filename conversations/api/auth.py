@@ -1,0 +1,42 @@
+"""Service tokens for the chat backend: ``Authorization: Bearer <token>``."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.utils import timezone
+from rest_framework import authentication, exceptions
+
+from ..models import ServiceToken
+from ..services import token_hash
+
+# last_used_at is a hint for admins, not an audit trail: refresh it at most this often.
+_TOUCH_EVERY = timedelta(minutes=1)
+
+
+class ServiceTokenAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request: Any) -> tuple[ServiceToken, None] | None:
+        header = authentication.get_authorization_header(request).split()
+        if not header or header[0].lower() != self.keyword.lower().encode():
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed(
+                "the Authorization header must be 'Bearer <token>'"
+            )
+        try:
+            token = header[1].decode("ascii")
+        except UnicodeDecodeError:
+            raise exceptions.AuthenticationFailed("invalid token") from None
+        row = ServiceToken.objects.filter(token_sha256=token_hash(token), revoked_at=None).first()
+        if row is None:
+            raise exceptions.AuthenticationFailed("invalid or revoked token")
+        now = timezone.now()
+        if row.last_used_at is None or now - row.last_used_at > _TOUCH_EVERY:
+            ServiceToken.objects.filter(pk=row.pk).update(last_used_at=now)
+        return row, None
+
+    def authenticate_header(self, request: Any) -> str:
+        return 'Bearer realm="api"'

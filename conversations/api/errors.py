@@ -1,0 +1,88 @@
+"""One error shape for the API: ``{"error": code, "detail": text, "field": name, "at": path}``.
+
+Raise ``ApiError`` anywhere below a view; DRF's own exceptions (authentication, 404, 405, 415...)
+and serializer validation errors are converted to the same shape here. Nothing else is caught:
+an unexpected exception is a bug, and a test (the Hypothesis fuzz of the ingest endpoint) must
+find it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+
+class ApiError(exceptions.APIException):
+    def __init__(
+        self,
+        detail: str,
+        *,
+        code: str,
+        field: str | None = None,
+        at: str | None = None,
+        status_code: int = status.HTTP_400_BAD_REQUEST,
+    ) -> None:
+        super().__init__(detail=detail, code=code)
+        self.status_code = status_code
+        self.error = code
+        self.message = detail
+        self.field = field
+        self.at = at
+
+    @property
+    def body(self) -> dict[str, str | None]:
+        return {"error": self.error, "detail": self.message, "field": self.field, "at": self.at}
+
+
+def first_validation_error(detail: Any, path: list[str | int]) -> tuple[str, str, str, str]:
+    """(code, message, field, JSON path) of the first error in a DRF ValidationError tree."""
+    if isinstance(detail, dict):
+        key = next(iter(detail))
+        return first_validation_error(detail[key], [*path, key])
+    if isinstance(detail, list):
+        for i, item in enumerate(detail):
+            if item:
+                # a list of ErrorDetail for one field, or a list of per-item errors
+                if isinstance(item, exceptions.ErrorDetail):
+                    return first_validation_error(item, path)
+                return first_validation_error(item, [*path, i])
+    at = "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path)
+    field = next((str(p) for p in path if isinstance(p, str)), None) or "body"
+    if field == "non_field_errors":
+        field, at = "body", "$"
+    code = getattr(detail, "code", "invalid") or "invalid"
+    return str(code), str(detail), field, at
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ApiError):
+        return Response(exc.body, status=exc.status_code)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    if isinstance(exc, exceptions.ValidationError):
+        code, detail, field, at = first_validation_error(exc.detail, [])
+        return Response(
+            {"error": code, "detail": detail, "field": field, "at": at},
+            status=status.HTTP_400_BAD_REQUEST,
+        )
+    if isinstance(exc, exceptions.APIException):
+        codes = exc.get_codes()
+        code = codes if isinstance(codes, str) else exc.default_code
+        headers = {}
+        status_code: int = exc.status_code
+        if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
+            headers["WWW-Authenticate"] = 'Bearer realm="api"'
+            status_code = status.HTTP_401_UNAUTHORIZED
+        body: dict[str, str | None] = {
+            "error": code,
+            "detail": str(exc.detail),
+            "field": None,
+            "at": None,
+        }
+        if isinstance(exc, exceptions.UnsupportedMediaType):
+            body.update(field="Content-Type")
+        return Response(body, status=status_code, headers=headers)
+    return None

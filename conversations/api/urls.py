@@ -1,0 +1,17 @@
+from django.urls import path
+
+from .views import ConversationEventCreateApi, ConversationMessagesApi, ExchangeCreateApi
+
+urlpatterns = [
+    path("exchanges", ExchangeCreateApi.as_view(), name="api-exchange-create"),
+    path(
+        "conversations/<str:conversation>/messages",
+        ConversationMessagesApi.as_view(),
+        name="api-conversation-messages",
+    ),
+    path(
+        "conversations/<str:conversation>/events",
+        ConversationEventCreateApi.as_view(),
+        name="api-conversation-events",
+    ),
+]

@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from conversations.models import ServiceToken
+from conversations.services import service_token_create
+
+
+class Command(BaseCommand):
+    help = "Create a service token for the chat backend and print it (it is shown only once)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name", help="a name for the token, e.g. chat-backend-prod")
+
+    def handle(self, *args: Any, name: str, **options: Any) -> None:
+        name = name.strip()
+        if not 0 < len(name) <= 100:
+            raise CommandError("NAME must be 1 to 100 characters")
+        if ServiceToken.objects.filter(name=name).exists():
+            raise CommandError(f"a token named {name!r} exists already; choose another name")
+        _, token = service_token_create(name=name)
+        self.stdout.write(token)

@@ -1,0 +1,46 @@
+"""Create the four groups of the console and give each its model permissions (idempotent).
+
+Object-level access (which queues a group sees, which conversation a reviewer may review) is
+granted separately, per object; these are the model-level permissions each role needs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import Group, Permission
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+ROLES: dict[str, list[str]] = {
+    "support_agent": ["conversations.view_conversation"],
+    "reviewer": ["conversations.view_conversation"],
+    "compliance": ["conversations.view_conversation"],
+    "admin": [
+        "conversations.view_conversation",
+        "conversations.view_exchange",
+        "conversations.view_block",
+        "conversations.view_unknownblocktype",
+        "conversations.view_servicetoken",
+        "conversations.change_servicetoken",
+    ],
+}
+
+
+class Command(BaseCommand):
+    help = "Create the groups support_agent, reviewer, compliance and admin with their permissions."
+
+    @transaction.atomic
+    def handle(self, *args: Any, **options: Any) -> None:
+        for name, codenames in ROLES.items():
+            group, created = Group.objects.get_or_create(name=name)
+            perms = []
+            for dotted in codenames:
+                app_label, codename = dotted.split(".")
+                perms.append(
+                    Permission.objects.get(content_type__app_label=app_label, codename=codename)
+                )
+            group.permissions.set(perms)
+            self.stdout.write(
+                f"{'created' if created else 'updated'} group {name} ({len(perms)} permissions)"
+            )

@@ -1,0 +1,224 @@
+"""The conversation store.
+
+A Conversation holds Messages in sequence; each Message keeps its raw text as first received (the
+verbatim store: what replay returns byte for byte) and the Blocks projected from it (what human
+surfaces may show). An Exchange is one provider call: its parameters, usage and flags, and the
+messages it brought. Deliberation (NEVER blocks) exists only inside ``Message.raw``; a Block row of
+class NEVER or UNKNOWN holds its type and nothing else.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+from .blocks import BlockClass
+
+
+class Conversation(models.Model):
+    external_id = models.CharField(max_length=200, unique=True)
+    customer_external_id = models.CharField(max_length=200, db_index=True)
+    queue = models.CharField(max_length=100, blank=True, db_index=True)
+    labels = models.JSONField(default=dict, blank=True)
+    message_count = models.PositiveIntegerField(default=0)
+    exchange_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_activity_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["-last_activity_at", "-id"], name="conv_activity_idx")]
+
+    def __str__(self) -> str:
+        return f"conversation {self.pk}"
+
+
+class Exchange(models.Model):
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="exchanges"
+    )
+    format = models.CharField(max_length=40)
+    streamed = models.BooleanField(default=False)
+    started_at = models.DateTimeField(null=True, blank=True)
+    latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    requested_model = models.CharField(max_length=200, blank=True)
+    response_model = models.CharField(max_length=200, blank=True)
+    response_id = models.CharField(max_length=200, blank=True)
+    thinking = models.CharField(max_length=40, blank=True)
+    effort = models.CharField(max_length=40, blank=True)
+    budget_tokens = models.PositiveIntegerField(null=True, blank=True)
+    max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    input_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cache_read_tokens = models.PositiveIntegerField(null=True, blank=True)
+    cache_write_tokens = models.PositiveIntegerField(null=True, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True, blank=True)
+    reasoning_tokens = models.PositiveIntegerField(null=True, blank=True)
+    stop_reason = models.CharField(max_length=60, blank=True)
+    server_tool_counts = models.JSONField(default=dict, blank=True)
+    history_rewritten = models.BooleanField(default=False)
+    rewritten_at = models.PositiveIntegerField(
+        null=True, blank=True, help_text="first history position that differs from what was stored"
+    )
+    truncated = models.BooleanField(default=False)
+    refusal = models.BooleanField(default=False)
+    stream_error = models.CharField(max_length=100, blank=True)
+    tool_call_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["conversation", "id"], name="exchange_conv_idx")]
+
+    def __str__(self) -> str:
+        return f"exchange {self.pk}"
+
+
+class Message(models.Model):
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="messages"
+    )
+    exchange = models.ForeignKey(
+        Exchange,
+        on_delete=models.CASCADE,
+        related_name="messages",
+        help_text="the exchange that first brought this message",
+    )
+    sequence = models.PositiveIntegerField()
+    role = models.CharField(max_length=20)
+    from_response = models.BooleanField(default=False)
+    raw = models.TextField(help_text="the message object exactly as first received")
+    sha256 = models.CharField(max_length=64, help_text="of the raw text, UTF-8")
+    canonical_sha256 = models.CharField(
+        max_length=64, help_text="of the parsed value, canonically serialised: matches resends"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "sequence"], name="message_sequence_uniq"
+            )
+        ]
+        ordering = ["conversation", "sequence"]
+
+    def __str__(self) -> str:
+        return f"message {self.conversation_id}#{self.sequence}"
+
+
+class Block(models.Model):
+    """A projection of one block: only what a human surface may show (DESIGN section 4)."""
+
+    class Class(models.TextChoices):
+        VISIBLE = BlockClass.VISIBLE.value, "visible"
+        AUDIT = BlockClass.AUDIT.value, "audit"
+        NEVER = BlockClass.NEVER.value, "never"
+        UNKNOWN = BlockClass.UNKNOWN.value, "unknown"
+
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="blocks")
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="+")
+    position = models.PositiveSmallIntegerField()
+    provider_type = models.CharField(max_length=100)
+    block_class = models.CharField(max_length=10, choices=Class.choices)
+    text = models.TextField(blank=True, help_text="VISIBLE: the visible text")
+    tool_name = models.CharField(max_length=200, blank=True)
+    call_id = models.CharField(max_length=200, blank=True)
+    is_error = models.BooleanField(null=True)
+    status = models.CharField(max_length=60, blank=True)
+    fields = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="AUDIT: projected input/result fields, by storage class (dropped ones absent)",
+    )
+    redacted = models.BooleanField(default=False, help_text="NEVER: withheld by the provider")
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["message", "position"], name="block_position_uniq"),
+            # Deliberation never reaches a projection: a NEVER/UNKNOWN row holds no content.
+            models.CheckConstraint(
+                condition=~Q(block_class__in=["never", "unknown"])
+                | (Q(text="") & Q(tool_name="") & Q(call_id="") & Q(fields={})),
+                name="block_never_is_empty",
+            ),
+        ]
+        ordering = ["message", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.block_class} {self.provider_type}"
+
+
+class UnknownBlockType(models.Model):
+    """Block types the code has not classified: treated as NEVER, listed for admins."""
+
+    format = models.CharField(max_length=40)
+    provider_type = models.CharField(max_length=100)
+    seen_count = models.PositiveIntegerField(default=0)
+    first_seen_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["format", "provider_type"], name="unknown_type_uniq")
+        ]
+        ordering = ["format", "provider_type"]
+
+    def __str__(self) -> str:
+        return f"{self.format} {self.provider_type}"
+
+
+class ConversationEvent(models.Model):
+    """What the customer did next (the events API)."""
+
+    class Type(models.TextChoices):
+        USER_REPLIED = "user_replied"
+        RATED = "rated"
+        ESCALATED = "escalated"
+        ABANDONED = "abandoned"
+        RESOLVED = "resolved"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="events")
+    type = models.CharField(max_length=20, choices=Type.choices)
+    at = models.DateTimeField()
+    value = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["conversation", "at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.type} on {self.conversation_id}"
+
+
+class ServiceToken(models.Model):
+    """A credential for the chat backend. Only the SHA-256 of the token is kept."""
+
+    name = models.CharField(max_length=100, unique=True)
+    prefix = models.CharField(max_length=12, help_text="the first characters, to tell tokens apart")
+    token_sha256 = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    # DRF's IsAuthenticated asks the authenticated principal this.
+    @property
+    def is_authenticated(self) -> bool:
+        return self.revoked_at is None
+
+
+class IdempotencyKey(models.Model):
+    """The first result of a request sent with an Idempotency-Key, returned again on retry."""
+
+    token = models.ForeignKey(ServiceToken, on_delete=models.CASCADE)
+    key = models.CharField(max_length=200)
+    request_sha256 = models.CharField(max_length=64)
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, null=True)
+    status_code = models.PositiveSmallIntegerField()
+    response = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["token", "key"], name="idempotency_uniq")]
+
+    def __str__(self) -> str:
+        return self.key

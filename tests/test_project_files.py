@@ -1,0 +1,75 @@
+"""The files users run the project with: docker-compose.yml, the Makefile, .ci/run."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import yaml
+from django.core.management import get_commands
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV_BIN = ROOT / ".venv" / "bin"
+
+
+def _compose() -> dict:
+    return yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+
+
+def _commands(service: dict) -> list[list[str]]:
+    command = service["command"]
+    if isinstance(command, list):
+        return [command]
+    # `sh -c "a && b"`: each part is one command
+    inner = shlex.split(command)[2]
+    return [shlex.split(part) for part in re.split(r"&&", inner)]
+
+
+def test_compose_has_the_five_services() -> None:
+    compose = _compose()
+    assert set(compose["services"]) == {"db", "redis", "web", "worker", "beat"}
+    assert compose["services"]["db"]["image"] == "postgres:16"
+    for name in ("web", "worker", "beat"):
+        service = compose["services"][name]
+        assert service["environment"]["ENVIRONMENT"] == "production"
+        assert service["depends_on"]["db"]["condition"] == "service_healthy"
+
+
+def test_compose_commands_exist() -> None:
+    manage_commands = get_commands()
+    compose = _compose()
+    seen = set()
+    for name in ("web", "worker", "beat"):
+        for argv in _commands(compose["services"][name]):
+            program = argv[0]
+            seen.add(program)
+            if program == "python":
+                assert argv[1] == "manage.py"
+                assert argv[2] in manage_commands, argv
+            else:
+                assert (VENV_BIN / program).exists() or program in {"gunicorn", "celery"}, argv
+                # the entry points are installed by the project's dependencies
+                assert (VENV_BIN / program).exists(), f"{program} is not installed by pyproject"
+            if program == "gunicorn":
+                module, _, attr = argv[1].partition(":")
+                assert (ROOT / (module.replace(".", "/") + ".py")).exists()
+                assert attr == "application"
+            if program == "celery":
+                assert argv[1:3] == ["-A", "console"]
+                assert argv[3] in {"worker", "beat"}
+    assert seen == {"python", "gunicorn", "celery"}
+
+
+def test_makefile_targets_of_the_readme_exist() -> None:
+    makefile = (ROOT / "Makefile").read_text()
+    readme = (ROOT / "README.md").read_text()
+    assert readme.index("make run") < readme.index("make test")
+    for target in ("run", "test"):
+        assert re.search(rf"^{target}:", makefile, re.M), target
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "make test" in ci
+    assert "pg_isready" in ci and "redis-cli" in ci
