@@ -180,9 +180,14 @@ class ParsedExchange:
     ``history_is_full`` is False when the request carries only the new items and points at the
     stored previous response (OpenAI ``previous_response_id``): then nothing is compared, every
     history item is new.
+
+    ``output_supersedes_last`` is True when the first output message is a later version of the
+    history's last message (the AI SDK continues an assistant message in place after a client
+    tool result): both versions are kept as received, and only the later one is current.
     """
 
     history: list[Message]
     output: list[Message]
     params: Params
     history_is_full: bool = True
+    output_supersedes_last: bool = False

@@ -84,6 +84,11 @@ class Message(models.Model):
     sequence = models.PositiveIntegerField()
     role = models.CharField(max_length=20)
     from_response = models.BooleanField(default=False)
+    superseded = models.BooleanField(
+        default=False,
+        help_text="a later version of this message was received (AI SDK continuation): kept as "
+        "received, no longer current",
+    )
     raw = models.TextField(help_text="the message object exactly as first received")
     sha256 = models.CharField(max_length=64, help_text="of the raw text, UTF-8")
     canonical_sha256 = models.CharField(

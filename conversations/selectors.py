@@ -14,9 +14,9 @@ def conversation_by_external_id(external_id: str) -> Conversation | None:
 
 
 def conversation_message_raws(conversation: Conversation) -> list[str]:
-    """The raw message texts in sequence order: what replay returns."""
+    """The current messages' raw texts in sequence order: what replay returns."""
     return list(
-        Message.objects.filter(conversation=conversation)
+        Message.objects.filter(conversation=conversation, superseded=False)
         .order_by("sequence")
         .values_list("raw", flat=True)
     )
@@ -47,7 +47,7 @@ def conversation_page(pk: int) -> ConversationPage | None:
     if conversation is None:
         return None
     messages = list(
-        Message.objects.filter(conversation=conversation)
+        Message.objects.filter(conversation=conversation, superseded=False)
         .defer("raw")
         .order_by("sequence")
         .prefetch_related(Prefetch("blocks", queryset=Block.objects.order_by("position")))

@@ -67,6 +67,7 @@ class PlannedMessage:
     sha256: str
     canonical_sha256: str
     from_response: bool
+    superseded: bool = False
 
 
 @dataclass(slots=True)
@@ -74,6 +75,7 @@ class ExchangePlan:
     new_messages: list[PlannedMessage]
     rewritten_at: int | None
     tool_call_count: int
+    supersede_current: int | None = None  # index into the current messages to mark superseded
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,43 +103,56 @@ def exchange_parse(data: ExchangeInput) -> ParsedExchange:
     )
 
 
-def exchange_plan(fmt: str, parsed: ParsedExchange, stored_hashes: Sequence[str]) -> ExchangePlan:
+def exchange_plan(fmt: str, parsed: ParsedExchange, current: Sequence[str]) -> ExchangePlan:
     """Which messages are new, and where (if anywhere) the history sent differs from the stored.
 
-    The transcript is append-only: the history element at position i matches the stored message
-    at sequence i when their canonical forms are equal; elements past the stored length are new.
-    The first position that differs (or a history shorter than what is stored) is reported as
-    rewritten; replay keeps returning what was first received. When the request carries only new
-    items (``history_is_full`` False: OpenAI ``previous_response_id``), every item is new.
+    ``current`` holds the canonical hashes of the conversation's current messages, in order. The
+    transcript is append-only: the history element at position i matches the current message i
+    when their canonical forms are equal; elements past the current length are new. The first
+    position that differs (or a history shorter than the current one) is reported as rewritten;
+    replay keeps returning what was first received. When the request carries only new items
+    (``history_is_full`` False: OpenAI ``previous_response_id``), every item is new. When the
+    answer is a later version of the history's last message (``output_supersedes_last``), that
+    message stays stored but stops being current.
     """
+
+    def planned(m: Message, from_response: bool) -> PlannedMessage:
+        return PlannedMessage(m, raw_sha256(m.raw), canonical_sha256(m.raw, fmt), from_response)
+
     new: list[PlannedMessage] = []
     rewritten_at: int | None = None
+    # A message the answer continues was updated by the client on purpose (a tool result added
+    # in place): its differing from the stored version is the protocol, not a rewrite.
+    continued = len(parsed.history) - 1 if parsed.output_supersedes_last else None
     if parsed.history_is_full:
         for i, message in enumerate(parsed.history):
-            canon = canonical_sha256(message.raw, fmt)
-            if i < len(stored_hashes):
-                if rewritten_at is None and canon != stored_hashes[i]:
+            if i < len(current):
+                if (
+                    rewritten_at is None
+                    and i != continued
+                    and canonical_sha256(message.raw, fmt) != current[i]
+                ):
                     rewritten_at = i
                 continue
-            new.append(PlannedMessage(message, raw_sha256(message.raw), canon, False))
-        if rewritten_at is None and len(parsed.history) < len(stored_hashes):
+            new.append(planned(message, False))
+        if rewritten_at is None and len(parsed.history) < len(current):
             rewritten_at = len(parsed.history)
     else:
-        new.extend(
-            PlannedMessage(m, raw_sha256(m.raw), canonical_sha256(m.raw, fmt), False)
-            for m in parsed.history
-        )
-    new.extend(
-        PlannedMessage(m, raw_sha256(m.raw), canonical_sha256(m.raw, fmt), True)
-        for m in parsed.output
-    )
+        new.extend(planned(m, False) for m in parsed.history)
+    supersede_current: int | None = None
+    if parsed.output_supersedes_last and parsed.history and parsed.output:
+        if new:  # the superseded message arrives in this very exchange
+            new[-1].superseded = True
+        elif parsed.history_is_full and len(parsed.history) <= len(current):
+            supersede_current = len(parsed.history) - 1
+    new.extend(planned(m, True) for m in parsed.output)
     tool_calls = sum(
         1
         for m in parsed.output
         for b in m.blocks
         if b.cls is BlockClass.AUDIT and b.tool_name is not None
     )
-    return ExchangePlan(new, rewritten_at, tool_calls)
+    return ExchangePlan(new, rewritten_at, tool_calls, supersede_current)
 
 
 def exchange_fields(data: ExchangeInput, parsed: ParsedExchange) -> dict[str, Any]:
@@ -234,9 +249,12 @@ def _write(data: ExchangeInput, parsed: ParsedExchange) -> IngestResult:
     stored = list(
         MessageRow.objects.filter(conversation=conversation)
         .order_by("sequence")
-        .values_list("canonical_sha256", flat=True)
+        .values_list("pk", "canonical_sha256", "superseded")
     )
-    plan = exchange_plan(data.format, parsed, stored)
+    current = [(pk, canon) for pk, canon, superseded in stored if not superseded]
+    plan = exchange_plan(data.format, parsed, [canon for _, canon in current])
+    if plan.supersede_current is not None:
+        MessageRow.objects.filter(pk=current[plan.supersede_current][0]).update(superseded=True)
     exchange = Exchange.objects.create(
         conversation=conversation,
         history_rewritten=plan.rewritten_at is not None,
@@ -253,6 +271,7 @@ def _write(data: ExchangeInput, parsed: ParsedExchange) -> IngestResult:
                 sequence=first + i,
                 role=clean_text(pm.message.role)[:20],
                 from_response=pm.from_response,
+                superseded=pm.superseded,
                 raw=pm.message.raw,
                 sha256=pm.sha256,
                 canonical_sha256=pm.canonical_sha256,

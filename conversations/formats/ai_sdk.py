@@ -23,8 +23,9 @@ It is accumulated into the UIMessage the browser's ``useChat`` builds, following
 - Continuation: when the request's last message is an assistant message (a client tool result
   or a tool approval sent back), ``createStreamingUIMessageState`` continues THAT message: new
   parts are appended to it and tool outputs update its tool parts. We do the same, so the output
-  is the whole message as the browser holds it afterwards, with the same id; the ingest layer can
-  tell it supersedes the history's last message by that id.
+  is the whole message as the browser holds it afterwards, with the same id, and the exchange
+  says so (``output_supersedes_last``): ingest keeps both versions and makes the new one current.
+  A JSON response supersedes the last message when it is an assistant message with its id.
 - Keys are JavaScript-object keys: a key the SDK sets to ``undefined`` keeps its place but
   ``JSON.stringify`` drops it. ``_UNDEF`` plays ``undefined`` here and is dropped at
   serialisation, so the key order of the one ``compact()`` serialisation is the one the SDK's
@@ -1067,7 +1068,12 @@ class AiSdkUi:
         params.usage = _usage(value.get("metadata"))
         before = _tool_call_ids(continued[1] if continued is not None else None)
         params.server_tool_counts = _server_tool_counts(value, before)
-        return ParsedExchange(history=history, output=[output], params=params)
+        supersedes = continued is not None and (
+            stream is not None or message_id == continued[1].get("id")
+        )
+        return ParsedExchange(
+            history=history, output=[output], params=params, output_supersedes_last=supersedes
+        )
 
     def _request(
         self, text: str
