@@ -171,6 +171,9 @@ class Params:
     truncated: bool = False
     refusal: bool = False
     stream_error: str | None = None  # the type of an error event received mid-stream
+    # The request's own settings: every top-level member but the history (system prompt, tools,
+    # sampling...). Kept encrypted with the exchange, never projected.
+    request_settings: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -1051,6 +1051,7 @@ class AiSdkUi:
         # useChat continues the last message when it is the assistant's (module docstring).
         continued = last if last is not None and last[1]["role"] == "assistant" else None
         params = Params()
+        params.request_settings = {k: v for k, v in body.items() if k != "messages"}
         model = body.get("model")
         params.requested_model = model if isinstance(model, str) else None
         out_field = "response" if response is not None else "stream"
@@ -1074,6 +1075,10 @@ class AiSdkUi:
         return ParsedExchange(
             history=history, output=[output], params=params, output_supersedes_last=supersedes
         )
+
+    def message_blocks(self, raw: str) -> tuple[Block, ...]:
+        """The blocks of one stored UIMessage."""
+        return self._request('{"messages":[' + raw + "]}")[1][0].blocks
 
     def _request(
         self, text: str

@@ -192,6 +192,7 @@ def _parse_request(request: str, params: Params) -> list[Message]:
     field = "request"
     members = object_member_spans(request, field=field)
     body = {key: span.value for key, span in members.items()}
+    params.request_settings = {k: v for k, v in body.items() if k != "messages"}
     params.requested_model = _get(body, "model", str, field=field, at="$")
     params.max_tokens = _get(body, "max_tokens", int, field=field, at="$")
     thinking = _get(body, "thinking", dict, field=field, at="$")
@@ -654,3 +655,7 @@ class AnthropicMessages:
             _check_unicode(text, field="stream")
             output = _parse_stream(text, params)
         return ParsedExchange(history=history, output=output, params=params)
+
+    def message_blocks(self, raw: str) -> tuple[Block, ...]:
+        """The blocks of one stored message (an assistant turn is a valid request message)."""
+        return _parse_request('{"messages":[' + raw + "]}", Params())[0].blocks

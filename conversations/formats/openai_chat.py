@@ -208,6 +208,7 @@ def _parse_request(text: Any) -> tuple[list[Message], Params]:
     members = _members(text, field=field)
     body = {k: s.value for k, s in members.items()}
     params = Params()
+    params.request_settings = {k: v for k, v in body.items() if k != "messages"}
     params.requested_model = _req(body, "model", str, field=field, at="$")
     # max_tokens is the older name; max_completion_tokens counts reasoning tokens too.
     params.max_tokens = _opt(body, "max_completion_tokens", int, field=field, at="$")
@@ -529,3 +530,7 @@ class OpenAIChat:
         except RecursionError:
             raise FormatError("JSON nested too deep", field=field, code="too_deep") from None
         return ParsedExchange(history=history, output=output, params=params)
+
+    def message_blocks(self, raw: str) -> tuple[Block, ...]:
+        """The blocks of one stored message (``choices[0].message`` is a valid request message)."""
+        return _parse_request('{"model":"-","messages":[' + raw + "]}")[0][0].blocks

@@ -260,6 +260,7 @@ def _parse_request(text: Any) -> tuple[list[Message], Params, bool]:
     members = _members(text, field=field)
     body = {k: s.value for k, s in members.items()}
     params = Params()
+    params.request_settings = {k: v for k, v in body.items() if k != "input"}
     params.requested_model = _opt(body, "model", str, field=field, at="$")
     params.max_tokens = _opt(body, "max_output_tokens", int, field=field, at="$")
     reasoning = _opt(body, "reasoning", dict, field=field, at="$")
@@ -722,6 +723,12 @@ class OpenAIResponses:
         except RecursionError:
             raise FormatError("JSON nested too deep", field=field, code="too_deep") from None
         return ParsedExchange(history=history, output=output, params=params, history_is_full=full)
+
+    def message_blocks(self, raw: str) -> tuple[Block, ...]:
+        """The blocks of one stored item (an output item is a valid input item; a string input
+        was stored as its JSON string literal)."""
+        text = '{"input":' + raw + "}" if raw.lstrip().startswith('"') else '{"input":[' + raw + "]}"
+        return _parse_request(text)[0][0].blocks
 
     def match_form(self, value: Any) -> Any:
         """An output item as a client sends it back: ``status`` is output-only (the OpenAI SDKs

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TypeVar
 
-from ..blocks import ParsedExchange
+from ..blocks import Block, ParsedExchange
 from .base import FormatError
 
 
@@ -20,6 +20,15 @@ class Format(Protocol):
     def parse(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
         """Parse one exchange. Exactly one of ``response`` and ``stream`` is given."""
         ...
+
+    def message_blocks(self, raw: str) -> tuple[Block, ...]:
+        """The blocks of one stored message (history element or output message)."""
+        ...
+
+
+def message_blocks(fmt: str, raw: str) -> tuple[Block, ...]:
+    """The blocks of one stored message, parsed again from its raw text (re-projection)."""
+    return get(fmt).message_blocks(raw)
 
 
 def match_form(fmt: str, value: Any) -> Any:
