@@ -29,7 +29,9 @@ services: venv
 	else echo "using DATABASE_URL and REDIS_URL from the environment"; fi
 
 migrate: services
+	$(PY) manage.py create_databases
 	$(PY) manage.py migrate --no-input
+	$(PY) manage.py migrate --no-input --database keys
 	$(PY) manage.py setup_roles
 
 demo: migrate

@@ -99,10 +99,12 @@ def start_postgres() -> str:
     VAR.mkdir(parents=True, exist_ok=True)
     # cleanup_mode=None: the server outlives this process (web, worker and beat share it).
     server = pgserver.get_server(PGDATA, cleanup_mode=None)
-    server.psql(
-        f"SELECT 'CREATE DATABASE {DB_NAME}' "  # noqa: S608 (a constant, not input)
-        f"WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '{DB_NAME}')\\gexec"
-    )
+    # The main database and the keys database (data keys live apart: console/settings.py).
+    for name in (DB_NAME, f"{DB_NAME}_keys"):
+        server.psql(
+            f"SELECT 'CREATE DATABASE {name}' "  # noqa: S608 (constants, not input)
+            f"WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = '{name}')\\gexec"
+        )
     uri: str = server.get_uri(DB_NAME)
     return uri
 

@@ -7,6 +7,8 @@ describes in var/embedded.env.
 
 from __future__ import annotations
 
+import base64
+import os
 from pathlib import Path
 
 import environ
@@ -86,9 +88,17 @@ TEMPLATES = [
 DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/console")
 }
-DATABASES["default"]["ATOMIC_REQUESTS"] = False
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+# The wrapped per-conversation data keys live in a database of their own, so that a backup of the
+# main database holds only ciphertext. Default: a second database on the same server.
+if env.str("KEYS_DATABASE_URL", default=""):
+    DATABASES["keys"] = env.db("KEYS_DATABASE_URL")
+else:
+    DATABASES["keys"] = {**DATABASES["default"], "NAME": f"{DATABASES['default']['NAME']}_keys"}
+for _db in DATABASES.values():
+    _db["ATOMIC_REQUESTS"] = False
+    _db["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+    _db["CONN_HEALTH_CHECKS"] = True
+DATABASE_ROUTERS = ["conversations.routers.KeysRouter"]
 
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
 CACHES = {
@@ -149,7 +159,39 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BODY_BYTES + 1024
 
 RETENTION_DEFAULT_DAYS = env.int("RETENTION_DEFAULT_DAYS", default=365)
 CLOCK_INTERVAL_SECONDS = env.int("CLOCK_INTERVAL_SECONDS", default=60)
+# Master keys (base64, 32 bytes each), newest first: the newest wraps new data keys, the others
+# still unwrap old ones until `manage.py rewrap_keys` has moved every data key to the newest.
 FIELD_ENCRYPTION_KEYS = env.list("FIELD_ENCRYPTION_KEYS", default=[])
+if not FIELD_ENCRYPTION_KEYS:
+    if IS_PRODUCTION:
+        raise ImproperlyConfigured(
+            "FIELD_ENCRYPTION_KEYS is not set. Production refuses to start without a master key: "
+            "every stored message is encrypted under it. Generate one with `python -c 'import "
+            "base64, os; print(base64.urlsafe_b64encode(os.urandom(32)).decode())'` and keep it "
+            "out of the database backups."
+        )
+    # Development: one key generated once into ./var/, never committed.
+    _dev_key = VAR_DIR / "field-encryption.key"
+    if not _dev_key.exists():
+        # Written aside then linked into place: web, worker and beat may start at once, and
+        # exactly one key must win.
+        VAR_DIR.mkdir(exist_ok=True)
+        _tmp = VAR_DIR / f".field-encryption.key.{os.getpid()}"
+        _tmp.write_text(base64.urlsafe_b64encode(os.urandom(32)).decode() + "\n")
+        _tmp.chmod(0o600)
+        try:
+            os.link(_tmp, _dev_key)
+        except FileExistsError:
+            pass
+        finally:
+            _tmp.unlink()
+    FIELD_ENCRYPTION_KEYS = [_dev_key.read_text().strip()]
+
+# Redaction detectors switched on for this deployment (conversations.redaction.DETECTORS):
+# card, iban, email, phone, ssn, secret, ip. Default: all of them.
+REDACTION_DETECTORS = env.list("REDACTION_DETECTORS", default=[])
+# Region used to read phone numbers written without a country code.
+REDACTION_PHONE_REGION = env.str("REDACTION_PHONE_REGION", default="US")
 
 CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = None  # results are not kept: state that matters lives in PostgreSQL

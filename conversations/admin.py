@@ -1,7 +1,7 @@
 """Admin for the conversation store.
 
 The admin is a human surface like any page: it shows projections (Block rows), never
-``Message.raw``, which holds the deliberation byte for byte for replay.
+``Message.raw_ciphertext``, which holds the deliberation, encrypted, for replay.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """The conversation store.
 
-A Conversation holds Messages in sequence; each Message keeps its raw text as first received (the
-verbatim store: what replay returns byte for byte) and the Blocks projected from it (what human
-surfaces may show). An Exchange is one provider call: its parameters, usage and flags, and the
-messages it brought. Deliberation (NEVER blocks) exists only inside ``Message.raw``; a Block row of
-class NEVER or UNKNOWN holds its type and nothing else.
+A Conversation holds Messages in sequence; each Message keeps its raw text as first received,
+encrypted with the conversation's data key (the verbatim store: what replay returns byte for
+byte), and the Blocks projected from it (what human surfaces may show). An Exchange is one provider
+call: its parameters, usage and flags, and the messages it brought. Deliberation (NEVER blocks)
+exists only inside the encrypted raw text; a Block row of class NEVER or UNKNOWN holds its type and
+nothing else. Data keys live in another database (``DataKey``, ``keys.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ class Conversation(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["-last_activity_at", "-id"], name="conv_activity_idx")]
+        permissions = [
+            ("view_restricted_fields", "See tool fields of the restricted storage class"),
+        ]
 
     def __str__(self) -> str:
         return f"conversation {self.pk}"
@@ -35,6 +39,11 @@ class Conversation(models.Model):
 class Exchange(models.Model):
     conversation = models.ForeignKey(
         Conversation, on_delete=models.CASCADE, related_name="exchanges"
+    )
+    ordinal = models.PositiveIntegerField(help_text="1 for the conversation's first exchange")
+    settings_ciphertext = models.BinaryField(
+        help_text="the request's settings (system prompt, tools...), encrypted with the "
+        "conversation's data key"
     )
     format = models.CharField(max_length=40)
     streamed = models.BooleanField(default=False)
@@ -65,7 +74,11 @@ class Exchange(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        indexes = [models.Index(fields=["conversation", "id"], name="exchange_conv_idx")]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "ordinal"], name="exchange_ordinal_uniq"
+            )
+        ]
 
     def __str__(self) -> str:
         return f"exchange {self.pk}"
@@ -89,7 +102,10 @@ class Message(models.Model):
         help_text="a later version of this message was received (AI SDK continuation): kept as "
         "received, no longer current",
     )
-    raw = models.TextField(help_text="the message object exactly as first received")
+    raw_ciphertext = models.BinaryField(
+        help_text="the message object exactly as first received, encrypted with the "
+        "conversation's data key (crypto.py)"
+    )
     sha256 = models.CharField(max_length=64, help_text="of the raw text, UTF-8")
     canonical_sha256 = models.CharField(
         max_length=64, help_text="of the parsed value, canonically serialised: matches resends"
@@ -227,3 +243,107 @@ class IdempotencyKey(models.Model):
 
     def __str__(self) -> str:
         return self.key
+
+
+class DataKey(models.Model):
+    """A conversation's data key, wrapped by a master key. Lives in the ``keys`` database (see
+    ``routers.py``): no foreign key, the conversation is named by its id. Deleting this row makes
+    the conversation's messages unreadable everywhere, backups included."""
+
+    conversation_id = models.BigIntegerField(unique=True)
+    master_key_id = models.CharField(max_length=16)
+    wrapped_key = models.BinaryField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    rewrapped_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"data key of conversation {self.conversation_id}"
+
+
+class FieldPolicy(models.Model):
+    """How one field of a tool's input or result is kept and shown (DESIGN section 4).
+
+    Addressed by tool name (``*``: any), block type (``*``: any), side and JSON path. Changing
+    policies re-projects existing conversations (``tasks.reproject``), so policy applies to old
+    data too.
+    """
+
+    class StorageClass(models.TextChoices):
+        IDENTIFIER = "identifier", "identifier: kept and shown, linked to the source system"
+        STATUS = "status", "status: kept and shown"
+        DISPLAY = "display", "display: kept redacted, shown"
+        RESTRICTED = "restricted", "restricted: kept redacted, shown with view_restricted_fields"
+        DROP = "drop", "drop: not kept, [not kept] shown"
+
+    class Side(models.TextChoices):
+        INPUT = "input", "tool input"
+        OUTPUT = "output", "tool result"
+
+    tool_name = models.CharField(max_length=200, default="*", help_text="a tool name, or * for any")
+    block_type = models.CharField(
+        max_length=100, default="*", help_text="a provider block type (tool_use...), or * for any"
+    )
+    side = models.CharField(max_length=10, choices=Side.choices)
+    path = models.CharField(
+        max_length=300, help_text="JSON path, [*] for array items: $.customer.email, $.items[*].sku"
+    )
+    storage_class = models.CharField(max_length=20, choices=StorageClass.choices)
+    note = models.CharField(max_length=300, blank=True, help_text="why this field is kept so")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tool_name", "block_type", "side", "path"], name="field_policy_uniq"
+            )
+        ]
+        ordering = ["tool_name", "side", "path"]
+        verbose_name_plural = "field policies"
+
+    def __str__(self) -> str:
+        return f"{self.tool_name} {self.side} {self.path}: {self.storage_class}"
+
+
+class ToolLink(models.Model):
+    """A link from a tool's identifiers to the source system's record, so the console links to
+    the record instead of keeping its payload."""
+
+    tool_name = models.CharField(max_length=200, unique=True)
+    url_template = models.CharField(
+        max_length=500,
+        help_text="one {placeholder} named as the identifier's key, e.g. "
+        "https://orders.example.com/orders/{order_id}",
+    )
+
+    def __str__(self) -> str:
+        return self.tool_name
+
+
+class ReprojectionJob(models.Model):
+    """A re-projection of every stored conversation under the policies in force, run by Celery;
+    its progress is shown in the admin."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        RUNNING = "running"
+        COMPLETED = "completed"
+        FAILED = "failed"
+
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    reason = models.CharField(max_length=300)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    last_conversation_id = models.BigIntegerField(default=0, help_text="resume point")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"re-projection {self.pk} ({self.status})"
+
+    @property
+    def percent(self) -> int:
+        return 100 if not self.total else min(100, self.done * 100 // self.total)

@@ -6,20 +6,35 @@ from dataclasses import dataclass
 
 from django.db.models import Prefetch, QuerySet
 
-from .models import Block, Conversation, Exchange, Message, UnknownBlockType
+from .keys import data_key_for, decrypt_message
+from .models import (
+    Block,
+    Conversation,
+    Exchange,
+    FieldPolicy,
+    Message,
+    ToolLink,
+    UnknownBlockType,
+)
+from .projection import Policies, Rule
 
 
 def conversation_by_external_id(external_id: str) -> Conversation | None:
     return Conversation.objects.filter(external_id=external_id).first()
 
 
-def conversation_message_raws(conversation: Conversation) -> list[str]:
-    """The current messages' raw texts in sequence order: what replay returns."""
-    return list(
-        Message.objects.filter(conversation=conversation, superseded=False)
-        .order_by("sequence")
-        .values_list("raw", flat=True)
-    )
+def conversation_message_raws(
+    conversation: Conversation, *, include_superseded: bool = False
+) -> list[str]:
+    """The current messages' raw texts, decrypted, in sequence order: what replay returns."""
+    rows = Message.objects.filter(conversation=conversation)
+    if not include_superseded:
+        rows = rows.filter(superseded=False)
+    sealed = list(rows.order_by("sequence").values_list("sequence", "raw_ciphertext"))
+    if not sealed:
+        return []
+    key = data_key_for(conversation.pk)
+    return [decrypt_message(key, conversation.pk, seq, ct) for seq, ct in sealed]
 
 
 def unknown_block_types() -> QuerySet[UnknownBlockType]:
@@ -41,16 +56,28 @@ class ConversationPage:
 def conversation_page(pk: int) -> ConversationPage | None:
     """A conversation with its exchanges, messages and blocks, in a fixed number of queries.
 
-    ``Message.raw`` is deferred: pages show projections only.
+    The encrypted raw text is deferred: pages show projections only.
     """
     conversation = Conversation.objects.filter(pk=pk).first()
     if conversation is None:
         return None
     messages = list(
         Message.objects.filter(conversation=conversation, superseded=False)
-        .defer("raw")
+        .defer("raw_ciphertext")
         .order_by("sequence")
         .prefetch_related(Prefetch("blocks", queryset=Block.objects.order_by("position")))
     )
     exchanges = list(Exchange.objects.filter(conversation=conversation).order_by("id"))
     return ConversationPage(conversation, exchanges, messages)
+
+
+def field_policies() -> Policies:
+    """The field policies in force (few rows: read whole, once per batch or page)."""
+    return Policies(
+        Rule(p.tool_name, p.block_type, p.side, p.path, p.storage_class)
+        for p in FieldPolicy.objects.all()
+    )
+
+
+def tool_links() -> dict[str, str]:
+    return dict(ToolLink.objects.values_list("tool_name", "url_template"))

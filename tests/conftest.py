@@ -8,10 +8,29 @@ from typing import Any
 
 import pytest
 from django.apps import apps
-from django.db import connection
+from django.db import connections, router
 from rest_framework.test import APIClient
 
+from conversations.keys import data_key_for, decrypt_message
+from conversations.models import Message
 from conversations.services import service_token_create
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every database test may use both databases: the main one and the keys one (data keys live
+    apart, console/settings.py). Tests asking for ``db`` get a django_db mark saying so."""
+    for item in items:
+        marker = item.get_closest_marker("django_db")
+        fixtures = getattr(item, "fixturenames", ())
+        if marker is None and not {"db", "transactional_db", "admin_client", "client"} & set(
+            fixtures
+        ):
+            continue
+        kwargs = dict(marker.kwargs) if marker is not None else {}
+        if "transactional_db" in fixtures:
+            kwargs["transaction"] = True
+        kwargs["databases"] = "__all__"
+        item.add_marker(pytest.mark.django_db(**kwargs), append=False)
 
 
 @pytest.fixture
@@ -39,12 +58,19 @@ def post_json(client: APIClient, url: str, body: Any, **extra: Any) -> Any:
 def table_counts() -> dict[str, int]:
     """Rows in every table of every installed model: to assert that nothing was stored."""
     counts = {}
-    with connection.cursor() as cur:
-        for model in apps.get_models(include_auto_created=True):
-            table = model._meta.db_table
+    for model in apps.get_models(include_auto_created=True):
+        alias = router.db_for_read(model) or "default"
+        table = model._meta.db_table
+        with connections[alias].cursor() as cur:
             cur.execute(f'SELECT count(*) FROM "{table}"')  # noqa: S608 (table names from models)
-            counts[table] = cur.fetchone()[0]
+            counts[f"{alias}.{table}"] = cur.fetchone()[0]
     return counts
+
+
+def raw_of(message: Message) -> str:
+    """A stored message's raw text, decrypted with its conversation's data key."""
+    key = data_key_for(message.conversation_id)
+    return decrypt_message(key, message.conversation_id, message.sequence, message.raw_ciphertext)
 
 
 @pytest.fixture

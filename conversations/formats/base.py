@@ -118,10 +118,15 @@ def compact(value: Any) -> str:
 def expect(value: Any, kind: type | tuple[type, ...], *, field: str, at: str) -> Any:
     """``value`` if it has the expected JSON type, else a FormatError naming where."""
     if isinstance(value, bool) and kind in (int, (int, float)):
-        raise FormatError(f"expected {_name(kind)}, got boolean", field=field, at=at, code="wrong_type")
+        raise FormatError(
+            f"expected {_name(kind)}, got boolean", field=field, at=at, code="wrong_type"
+        )
     if not isinstance(value, kind):
         raise FormatError(
-            f"expected {_name(kind)}, got {_json_type(value)}", field=field, at=at, code="wrong_type"
+            f"expected {_name(kind)}, got {_json_type(value)}",
+            field=field,
+            at=at,
+            code="wrong_type",
         )
     return value
 
@@ -132,9 +137,14 @@ def _name(kind: type | tuple[type, ...]) -> str:
 
 
 def _json_type_name(k: type) -> str:
-    return {dict: "object", list: "array", str: "string", int: "integer", float: "number", bool: "boolean"}.get(
-        k, k.__name__
-    )
+    return {
+        dict: "object",
+        list: "array",
+        str: "string",
+        int: "integer",
+        float: "number",
+        bool: "boolean",
+    }.get(k, k.__name__)
 
 
 def _json_type(value: Any) -> str:

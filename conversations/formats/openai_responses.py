@@ -727,7 +727,9 @@ class OpenAIResponses:
     def message_blocks(self, raw: str) -> tuple[Block, ...]:
         """The blocks of one stored item (an output item is a valid input item; a string input
         was stored as its JSON string literal)."""
-        text = '{"input":' + raw + "}" if raw.lstrip().startswith('"') else '{"input":[' + raw + "]}"
+        text = (
+            '{"input":' + raw + "}" if raw.lstrip().startswith('"') else '{"input":[' + raw + "]}"
+        )
         return _parse_request(text)[0][0].blocks
 
     def match_form(self, value: Any) -> Any:

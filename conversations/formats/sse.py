@@ -39,7 +39,9 @@ class Event:
             ) from None
         except RecursionError:
             raise FormatError(
-                f"event {self.index}: data nested too deep", field=field, at=f"$[{self.index}].data",
+                f"event {self.index}: data nested too deep",
+                field=field,
+                at=f"$[{self.index}].data",
                 code="too_deep",
             ) from None
 

@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from conversations.models import Exchange, Message
 from conversations.replay import envelope
-from tests.conftest import post_json
+from tests.conftest import post_json, raw_of
 
 URL = "/api/v1/exchanges"
 AI_SDK = Path(__file__).resolve().parent.parent / "fixtures" / "ai_sdk"
@@ -45,10 +45,10 @@ def test_recorded_turn_replays_byte_identical(api: APIClient, answer: str) -> No
     assert response.status_code == 201, response.json()
     stored = list(Message.objects.order_by("sequence"))
     sent = json.loads(request)["messages"]
-    assert [json.loads(m.raw) for m in stored[: len(sent)]] == sent
-    assert all(m.raw in request for m in stored[: len(sent)])
+    assert [json.loads(raw_of(m)) for m in stored[: len(sent)]] == sent
+    assert all(raw_of(m) in request for m in stored[: len(sent)])
     replay = api.get("/api/v1/conversations/chat-1/messages")
-    assert replay.content == envelope(m.raw for m in stored)
+    assert replay.content == envelope(raw_of(m) for m in stored)
 
 
 def test_continued_assistant_message_supersedes_the_sent_version(api: APIClient) -> None:
@@ -58,15 +58,24 @@ def test_continued_assistant_message_supersedes_the_sent_version(api: APIClient)
         "role": "assistant",
         "parts": [
             {"type": "step-start"},
-            {"type": "tool-askForConfirmation", "toolCallId": "c1", "state": "input-available",
-             "input": {"message": "Refund 10 EUR?"}},
+            {
+                "type": "tool-askForConfirmation",
+                "toolCallId": "c1",
+                "state": "input-available",
+                "input": {"message": "Refund 10 EUR?"},
+            },
         ],
     }
     first = post_json(api, URL, body({"messages": [user]}, response=asking))
     assert first.status_code == 201
     # The browser answers the client tool and sends the same assistant message back, updated.
-    answered = {**asking, "parts": [asking["parts"][0], {**asking["parts"][1],
-                "state": "output-available", "output": "yes"}]}
+    answered = {
+        **asking,
+        "parts": [
+            asking["parts"][0],
+            {**asking["parts"][1], "state": "output-available", "output": "yes"},
+        ],
+    }
     stream = sse(
         {"type": "start", "messageId": "a1"},
         {"type": "start-step"},
@@ -86,9 +95,21 @@ def test_continued_assistant_message_supersedes_the_sent_version(api: APIClient)
     assert Message.objects.filter(superseded=True).count() == 1
     # The next turn sends the current history: nothing is flagged.
     third = post_json(
-        api, URL,
-        body({"messages": [*current, {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "Thanks"}]}]},
-             response={"id": "a2", "role": "assistant", "parts": [{"type": "text", "text": "Welcome"}]}),
+        api,
+        URL,
+        body(
+            {
+                "messages": [
+                    *current,
+                    {"id": "u2", "role": "user", "parts": [{"type": "text", "text": "Thanks"}]},
+                ]
+            },
+            response={
+                "id": "a2",
+                "role": "assistant",
+                "parts": [{"type": "text", "text": "Welcome"}],
+            },
+        ),
     )
     assert third.json()["history_rewritten"] is False, third.json()
     assert not Exchange.objects.filter(history_rewritten=True).exists()

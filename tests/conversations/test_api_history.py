@@ -9,6 +9,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from conversations.models import Conversation, Exchange, IdempotencyKey, Message, ServiceToken
+from conversations.selectors import conversation_message_raws
 from tests.conftest import post_json
 from tests.conversations.requests import body_for
 from tests.providers import load
@@ -50,11 +51,7 @@ def user(text: str) -> dict:
 
 
 def raws(conversation: str = "c1") -> list[str]:
-    return list(
-        Message.objects.filter(conversation__external_id=conversation)
-        .order_by("sequence")
-        .values_list("raw", flat=True)
-    )
+    return conversation_message_raws(Conversation.objects.get(external_id=conversation))
 
 
 @pytest.mark.parametrize(

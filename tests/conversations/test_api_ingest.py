@@ -12,7 +12,7 @@ from django.urls import reverse
 from conversations.formats.base import compact
 from conversations.models import Exchange, Message
 from conversations.replay import envelope
-from tests.conftest import post_json
+from tests.conftest import post_json, raw_of
 from tests.conversations.requests import body_for
 from tests.providers import fixture_files, load
 
@@ -63,7 +63,7 @@ def test_every_fixture_ingests_and_replays_byte_identical(api: Any, file_name: s
     )
     assert stored, "no message stored"
     for message in stored:
-        assert message.sha256 == hashlib.sha256(message.raw.encode()).hexdigest()
+        assert message.sha256 == hashlib.sha256(raw_of(message).encode()).hexdigest()
         body = bodies[
             [
                 e.pk
@@ -72,22 +72,22 @@ def test_every_fixture_ingests_and_replays_byte_identical(api: Any, file_name: s
                 )
             ].index(message.exchange_id)
         ]
-        _assert_raw_from_source(message.raw, body)
+        _assert_raw_from_source(raw_of(message), body)
 
     # Every history element sent first is stored byte for byte at its position.
     first_history = _history_elements(bodies[0])
     for i, element in enumerate(first_history):
-        assert json.loads(stored[i].raw) == element
+        assert json.loads(raw_of(stored[i])) == element
 
     replay = api.get(replay_url(conversation))
     assert replay.status_code == 200
     assert replay["Content-Type"] == "application/json"
-    assert replay.content == envelope(m.raw for m in stored)
+    assert replay.content == envelope(raw_of(m) for m in stored)
     elements = json.loads(replay.content)["messages"]
     assert len(elements) == len(stored)
     # Message by message: cut the replay bytes at each element and hash the cut.
     offset = len(b'{"messages":[')
     for message in stored:
-        size = len(message.raw.encode())
+        size = len(raw_of(message).encode())
         assert hashlib.sha256(replay.content[offset : offset + size]).hexdigest() == message.sha256
         offset += size + 1

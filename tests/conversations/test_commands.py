@@ -14,7 +14,9 @@ from django.core.management import CommandError, call_command
 from conversations.demo import demo_bodies
 from conversations.models import Block, Conversation, Exchange, Message, ServiceToken
 from conversations.replay import envelope
+from conversations.selectors import conversation_message_raws
 from conversations.services import token_hash
+from tests.conftest import raw_of
 from tests.conversations.requests import body_for
 from tests.providers import fixture_files, load
 
@@ -73,7 +75,7 @@ def test_ingest_stores_every_fixture_like_the_api(tmp_path: Path) -> None:
     # Every message replays byte-identical to its source, exactly as through the API.
     for name in fixture_files():
         conversation = Conversation.objects.get(external_id=f"bulk-{name}"[:200])
-        raws = list(conversation.messages.order_by("sequence").values_list("raw", flat=True))
+        raws = conversation_message_raws(conversation, include_superseded=True)
         sequences = list(
             conversation.messages.order_by("sequence").values_list("sequence", flat=True)
         )
@@ -108,7 +110,7 @@ def _snapshot() -> list[Any]:
                 conversation.queue,
                 conversation.message_count,
                 conversation.exchange_count,
-                [(m.sequence, m.role, m.raw, m.sha256, m.canonical_sha256) for m in messages],
+                [(m.sequence, m.role, raw_of(m), m.sha256, m.canonical_sha256) for m in messages],
                 [
                     (
                         b.position,
@@ -174,7 +176,7 @@ def test_replay_prints_the_envelope(capfd: Any) -> None:
     client.post("/api/v1/exchanges", body, format="json")
     conversation = Conversation.objects.get()
     out, _ = run("replay", conversation.external_id)
-    expected = envelope(conversation.messages.order_by("sequence").values_list("raw", flat=True))
+    expected = envelope(raw_of(m) for m in conversation.messages.order_by("sequence"))
     assert out.strip().encode() == expected
 
 

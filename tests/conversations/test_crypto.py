@@ -80,7 +80,9 @@ def test_truncated_ciphertext_is_detected() -> None:
             crypto.decrypt(key, sealed[:n], aad)
 
 
-@pytest.mark.parametrize("text", ["", "not base64 !!!", "c2hvcnQ="], ids=["empty", "garbage", "short"])
+@pytest.mark.parametrize(
+    "text", ["", "not base64 !!!", "c2hvcnQ="], ids=["empty", "garbage", "short"]
+)
 def test_bad_master_key_is_refused(text: str) -> None:
     with pytest.raises(ValueError, match="master key"):
         crypto.MasterKey.from_text(text)
@@ -89,6 +91,7 @@ def test_bad_master_key_is_refused(text: str) -> None:
 def test_master_key_id_is_a_stable_fingerprint() -> None:
     text = crypto.new_master_key_text()
     assert crypto.MasterKey.from_text(text).id == crypto.MasterKey.from_text(text).id
-    assert crypto.MasterKey.from_text(text).id != crypto.MasterKey.from_text(
-        crypto.new_master_key_text()
-    ).id
+    assert (
+        crypto.MasterKey.from_text(text).id
+        != crypto.MasterKey.from_text(crypto.new_master_key_text()).id
+    )

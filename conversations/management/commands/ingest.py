@@ -2,7 +2,7 @@
 
 Every line is checked exactly as the API checks a body; a bad line is reported with its line
 number, field and JSON path, and skipped (nothing of it is stored). Good lines are written in
-batches (``conversations.bulk``: one transaction and one COPY per table per batch).
+batches (``conversations.writer``: one transaction and one COPY per table per batch).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from tqdm import tqdm
 from conversations.api.errors import ApiError, first_validation_error
 from conversations.api.parsers import decode_json_body
 from conversations.api.serializers import ExchangeInputSerializer
-from conversations.bulk import ingest_batch
 from conversations.formats import FormatError
 from conversations.services import ExchangeInput, exchange_parse
+from conversations.writer import ingest_batch
 
 
 class Command(BaseCommand):

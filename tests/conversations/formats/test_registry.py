@@ -18,8 +18,12 @@ def test_message_blocks_of_each_stored_message_equal_the_ingest_blocks(file_name
     for recorded in load(file_name):
         body = body_for(recorded, conversation="c")
         data = ExchangeInput(
-            conversation="c", customer="u", format=body["format"], request=body["request"],
-            response=body.get("response"), stream=body.get("stream"),
+            conversation="c",
+            customer="u",
+            format=body["format"],
+            request=body["request"],
+            response=body.get("response"),
+            stream=body.get("stream"),
         )
         parsed = exchange_parse(data)
         for message in [*parsed.history, *parsed.output]:
@@ -34,7 +38,12 @@ def test_message_blocks_of_each_stored_message_equal_the_ingest_blocks(file_name
 
 
 def test_names_lists_the_four_formats() -> None:
-    assert registry.names() == ["ai-sdk.ui", "anthropic.messages", "openai.chat", "openai.responses"]
+    assert registry.names() == [
+        "ai-sdk.ui",
+        "anthropic.messages",
+        "openai.chat",
+        "openai.responses",
+    ]
 
 
 def test_match_form_drops_only_what_a_format_allows() -> None:
