@@ -10,14 +10,16 @@ import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import F
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from . import crypto, formats
 from .blocks import BlockClass, Message, ParsedExchange
+from .formats import FormatError
 from .keys import exchange_aad
 from .models import UnknownBlockType
 from .projection import clean_text
@@ -49,6 +51,133 @@ class ExchangeInput:
     labels: dict[str, Any] = field(default_factory=dict)
 
 
+_FIELDS = frozenset(ExchangeInput.__dataclass_fields__)
+_BODIES = ("request", "response", "stream")
+MAX_ID_CHARS = 200
+MAX_LABELS_CHARS = 4096
+
+
+def exchange_input(body: Any) -> ExchangeInput:
+    """An ingest body (parsed JSON) checked field by field, or a FormatError naming the field
+    and its JSON path. The API and ``ingest`` both call this: one set of rules, and no
+    per-request serializer machinery on the hot path (``bench/ingest_bulk.py``)."""
+    if not isinstance(body, dict):
+        raise FormatError("expected a JSON object", field="body", code="invalid")
+    for key in body:
+        if key not in _FIELDS:
+            raise FormatError("unknown field", field=key, at=f"$.{key}", code="unknown_field")
+
+    def text(name: str, *, required: bool, max_length: int | None = None) -> str | None:
+        value = body.get(name)
+        if value is None:
+            if required or name in body:
+                raise FormatError(
+                    "This field is required."
+                    if name not in body
+                    else "This field may not be null.",
+                    field=name,
+                    at=f"$.{name}",
+                    code="required" if name not in body else "null",
+                )
+            return None
+        if not isinstance(value, str):
+            raise FormatError("Not a valid string.", field=name, at=f"$.{name}", code="invalid")
+        if not value:
+            raise FormatError(
+                "This field may not be blank.", field=name, at=f"$.{name}", code="blank"
+            )
+        if max_length is not None and len(value) > max_length:
+            raise FormatError(
+                f"Ensure this field has no more than {max_length} characters.",
+                field=name,
+                at=f"$.{name}",
+                code="max_length",
+            )
+        return value
+
+    conversation = text("conversation", required=True, max_length=MAX_ID_CHARS)
+    customer = text("customer", required=True, max_length=MAX_ID_CHARS)
+    fmt = text("format", required=True, max_length=40)
+    request = text("request", required=True)
+    response = text("response", required=False)
+    stream = text("stream", required=False)
+    if (response is None) == (stream is None):
+        raise FormatError(
+            "give exactly one of response and stream",
+            field="response",
+            at="$.response",
+            code="response_or_stream",
+        )
+    if fmt not in formats.names():
+        raise FormatError(
+            f"unknown format {fmt!r}; known: {', '.join(formats.names())}",
+            field="format",
+            at="$.format",
+            code="unknown_format",
+        )
+    started_at = None
+    if body.get("started_at") is not None:
+        raw = body["started_at"]
+        started_at = parse_datetime(raw) if isinstance(raw, str) else None
+        if started_at is None:
+            raise FormatError(
+                "expected an RFC 3339 timestamp, e.g. 2026-11-29T10:00:00Z",
+                field="started_at",
+                at="$.started_at",
+                code="invalid",
+            )
+        if timezone.is_naive(started_at):
+            started_at = timezone.make_aware(started_at, UTC)
+    latency = body.get("latency_ms")
+    if latency is not None:
+        if isinstance(latency, bool) or not isinstance(latency, int):
+            raise FormatError(
+                "A valid integer is required.",
+                field="latency_ms",
+                at="$.latency_ms",
+                code="invalid",
+            )
+        if not 0 <= latency < 2**31:
+            raise FormatError(
+                "expected 0 to 2147483647 milliseconds",
+                field="latency_ms",
+                at="$.latency_ms",
+                code="min_value" if latency < 0 else "max_value",
+            )
+    labels = body.get("labels", {})
+    if labels is None:
+        labels = {}
+    if not isinstance(labels, dict):
+        raise FormatError(
+            "Expected a dictionary of items.", field="labels", at="$.labels", code="not_a_dict"
+        )
+    queue = labels.get("queue")
+    if queue is not None and (not isinstance(queue, str) or not 0 < len(queue) <= 100):
+        raise FormatError(
+            "must be a string of 1 to 100 characters",
+            field="labels",
+            at="$.labels.queue",
+            code="invalid",
+        )
+    if len(json.dumps(labels, ensure_ascii=False)) > MAX_LABELS_CHARS:
+        raise FormatError(
+            "labels are limited to 4 KB", field="labels", at="$.labels", code="too_large"
+        )
+    assert conversation is not None and customer is not None and fmt is not None
+    assert request is not None
+    return ExchangeInput(
+        conversation=conversation,
+        customer=customer,
+        format=fmt,
+        request=request,
+        response=response,
+        stream=stream,
+        started_at=started_at,
+        latency_ms=latency,
+        labels=labels,
+    )
+
+
 @dataclass(slots=True)
 class PlannedMessage:
     message: Message
@@ -73,12 +202,15 @@ def exchange_parse(data: ExchangeInput) -> ParsedExchange:
     )
 
 
-def exchange_plan(fmt: str, parsed: ParsedExchange, current: Sequence[str]) -> ExchangePlan:
+def exchange_plan(
+    fmt: str, parsed: ParsedExchange, current: Sequence[tuple[str, str]]
+) -> ExchangePlan:
     """Which messages are new, and where (if anywhere) the history sent differs from the stored.
 
-    ``current`` holds the canonical hashes of the conversation's current messages, in order. The
-    transcript is append-only: the history element at position i matches the current message i
-    when their canonical forms are equal; elements past the current length are new. The first
+    ``current`` holds the (raw, canonical) hashes of the conversation's current messages, in
+    order. The transcript is append-only: the history element at position i matches the current
+    message i when their bytes are equal (the usual case, checked first because it is cheap) or
+    their canonical forms are; elements past the current length are new. The first
     position that differs (or a history shorter than the current one) is reported as rewritten;
     replay keeps returning what was first received. When the request carries only new items
     (``history_is_full`` False: OpenAI ``previous_response_id``), every item is new. When the
@@ -100,7 +232,8 @@ def exchange_plan(fmt: str, parsed: ParsedExchange, current: Sequence[str]) -> E
                 if (
                     rewritten_at is None
                     and i != continued
-                    and canonical_sha256(message.raw, fmt) != current[i]
+                    and raw_sha256(message.raw) != current[i][0]
+                    and canonical_sha256(message.raw, fmt) != current[i][1]
                 ):
                     rewritten_at = i
                 continue

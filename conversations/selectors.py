@@ -7,16 +7,7 @@ from dataclasses import dataclass
 from django.db.models import Prefetch, QuerySet
 
 from .keys import data_key_for, decrypt_message
-from .models import (
-    Block,
-    Conversation,
-    Exchange,
-    FieldPolicy,
-    Message,
-    ToolLink,
-    UnknownBlockType,
-)
-from .projection import Policies, Rule
+from .models import Block, Conversation, Exchange, Message, UnknownBlockType
 
 
 def conversation_by_external_id(external_id: str) -> Conversation | None:
@@ -69,15 +60,3 @@ def conversation_page(pk: int) -> ConversationPage | None:
     )
     exchanges = list(Exchange.objects.filter(conversation=conversation).order_by("id"))
     return ConversationPage(conversation, exchanges, messages)
-
-
-def field_policies() -> Policies:
-    """The field policies in force (few rows: read whole, once per batch or page)."""
-    return Policies(
-        Rule(p.tool_name, p.block_type, p.side, p.path, p.storage_class)
-        for p in FieldPolicy.objects.all()
-    )
-
-
-def tool_links() -> dict[str, str]:
-    return dict(ToolLink.objects.values_list("tool_name", "url_template"))

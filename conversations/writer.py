@@ -45,8 +45,8 @@ from .planning import (
     unknown_type_counts,
     unknown_types_record,
 )
+from .policies import field_policies
 from .projection import Policies, clean_text, project_block
-from .selectors import field_policies
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,21 +105,21 @@ _EXCHANGE_COLUMNS = tuple(
 # The statements, built once. Table and column names come from the models, never from input.
 _CONVERSATIONS = Conversation._meta.db_table
 _MESSAGES = Message._meta.db_table
-_INSERT_CONVERSATIONS = f"""
-    INSERT INTO {_CONVERSATIONS} (external_id, customer_external_id, queue, labels,
-                                  message_count, exchange_count, created_at, last_activity_at)
+# Creates the batch's new conversations and locks them all, in one statement: ON CONFLICT DO
+# UPDATE takes the row lock of an existing conversation (the no-op update is the price), and
+# xmax = 0 tells a row inserted now. Rows are taken in external id order, so two batches
+# sharing conversations lock them in the same order.
+_UPSERT_CONVERSATIONS = f"""
+    INSERT INTO {_CONVERSATIONS} AS c (external_id, customer_external_id, queue, labels,
+                                       message_count, exchange_count, created_at, last_activity_at)
     SELECT v.e, v.c, v.q, v.l::jsonb, 0, 0, %s, %s
-    FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS v(e, c, q, l, n)
-    ORDER BY v.n
-    ON CONFLICT DO NOTHING
-    RETURNING id
+    FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) AS v(e, c, q, l)
+    ORDER BY v.e
+    ON CONFLICT (external_id) DO UPDATE SET external_id = c.external_id
+    RETURNING c.id, c.external_id, c.customer_external_id, c.exchange_count, (c.xmax = 0)
 """  # noqa: S608
-_LOCK_CONVERSATIONS = (
-    f"SELECT id, external_id, customer_external_id, exchange_count FROM {_CONVERSATIONS} "  # noqa: S608
-    "WHERE external_id = ANY(%s) ORDER BY id FOR UPDATE"
-)
 _STORED_MESSAGES = (
-    f"SELECT conversation_id, id, canonical_sha256, superseded FROM {_MESSAGES} "  # noqa: S608
+    f"SELECT conversation_id, id, sha256, canonical_sha256, superseded FROM {_MESSAGES} "  # noqa: S608
     "WHERE conversation_id = ANY(%s) ORDER BY conversation_id, sequence"
 )
 _TOOL_NAMES = (
@@ -131,11 +131,18 @@ _NEXT_IDS = """
     SELECT ARRAY(SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s)),
            ARRAY(SELECT nextval(pg_get_serial_sequence(%s, 'id')) FROM generate_series(1, %s))
 """
-_COPY_EXCHANGES = (
-    f"COPY {Exchange._meta.db_table} ({', '.join(c[0] for c in _EXCHANGE_COLUMNS)}) FROM STDIN"
+# The three tables a batch adds rows to, in the order they are written.
+_TABLES = (
+    (Exchange._meta.db_table, tuple(c[0] for c in _EXCHANGE_COLUMNS)),
+    (_MESSAGES, _MESSAGE_COLUMNS),
+    (Block._meta.db_table, _BLOCK_COLUMNS),
 )
-_COPY_MESSAGES = f"COPY {_MESSAGES} ({', '.join(_MESSAGE_COLUMNS)}) FROM STDIN"
-_COPY_BLOCKS = f"COPY {Block._meta.db_table} ({', '.join(_BLOCK_COLUMNS)}) FROM STDIN"
+_INSERTS = {
+    table: f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({', '.join(['%s'] * len(columns))})"  # noqa: S608
+    for table, columns in _TABLES
+}
+# Below this many rows, one pipelined round trip of INSERTs beats COPY's three per table.
+_COPY_FROM_ROWS = 300
 _UPDATE_COUNTERS = f"""
     UPDATE {_CONVERSATIONS} AS c
     SET message_count = c.message_count + v.m,
@@ -161,9 +168,9 @@ class _Conversation:
     customer: str
     exchanges_before: int = 0  # exchanges stored before this batch
     count: int = 0  # messages stored, superseded ones included: the next sequence number
-    # The current (not superseded) messages in order: canonical hashes, and for each its row id
-    # when stored before this batch, or its plan when it arrives in this batch.
-    current: list[str] = field(default_factory=list)
+    # The current (not superseded) messages in order: (raw, canonical) hashes, and for each its
+    # row id when stored before this batch, or its plan when it arrives in this batch.
+    current: list[tuple[str, str]] = field(default_factory=list)
     current_rows: list[int | PlannedMessage] = field(default_factory=list)
     messages: int = 0  # added by this batch
     exchanges: int = 0  # added by this batch
@@ -185,7 +192,7 @@ class _Conversation:
         self.exchanges += 1
         for pm in messages:
             if not pm.superseded:
-                self.current.append(pm.canonical_sha256)
+                self.current.append((pm.sha256, pm.canonical_sha256))
                 self.current_rows.append(pm)
         return first
 
@@ -211,7 +218,7 @@ def _lock_conversations(
     for _, data, _ in items:
         first_seen.setdefault(data.conversation, data)
     cur.execute(
-        _INSERT_CONVERSATIONS,
+        _UPSERT_CONVERSATIONS,
         [
             now,
             now,
@@ -221,21 +228,21 @@ def _lock_conversations(
             [_json(d.labels) for d in first_seen.values()],
         ],
     )
-    created = {row[0] for row in cur.fetchall()}
-    cur.execute(_LOCK_CONVERSATIONS, [list(first_seen)])
-    conversations = {
-        ext: _Conversation(pk, customer, exchanges)
-        for pk, ext, customer, exchanges in cur.fetchall()
-    }
+    conversations = {}
+    created = set()
+    for pk, ext, customer, exchanges, inserted in cur.fetchall():
+        conversations[ext] = _Conversation(pk, customer, exchanges)
+        if inserted:
+            created.add(pk)
     # A conversation created just now holds no message yet: only the others are looked up.
     existing = {c.pk: c for c in conversations.values() if c.pk not in created}
     if existing:
         cur.execute(_STORED_MESSAGES, [list(existing)])
-        for conversation_id, message_id, canonical, superseded in cur.fetchall():
+        for conversation_id, message_id, raw_hash, canonical, superseded in cur.fetchall():
             conversation = existing[conversation_id]
             conversation.count += 1
             if not superseded:
-                conversation.current.append(canonical)
+                conversation.current.append((raw_hash, canonical))
                 conversation.current_rows.append(message_id)
     return conversations
 
@@ -314,38 +321,37 @@ def _tool_names(cur: CursorWrapper, planned: Sequence[_Planned]) -> dict[tuple[i
     return names
 
 
-def _copy_exchanges(
-    cur: CursorWrapper,
+def _exchange_rows(
     planned: Sequence[_Planned],
     exchange_ids: Sequence[int],
     keys: dict[int, bytes],
     now: datetime,
-) -> None:
-    with cur.copy(_COPY_EXCHANGES) as copy:
-        for exchange_id, p in zip(exchange_ids, planned, strict=True):
-            values = {
-                **p.fields,
-                "id": exchange_id,
-                "conversation_id": p.conversation.pk,
-                "ordinal": p.ordinal,
-                "settings_ciphertext": encrypt_settings(
-                    keys[p.conversation.pk], p.conversation.pk, p.ordinal, p.parsed
-                ),
-                "history_rewritten": p.plan.rewritten_at is not None,
-                "rewritten_at": p.plan.rewritten_at,
-                "tool_call_count": p.plan.tool_call_count,
-                "created_at": now,
-            }
-            copy.write_row(
-                tuple(
-                    _json(values.get(name, default)) if is_json else values.get(name, default)
-                    for name, is_json, default in _EXCHANGE_COLUMNS
-                )
+) -> list[tuple[Any, ...]]:
+    rows = []
+    for exchange_id, p in zip(exchange_ids, planned, strict=True):
+        values = {
+            **p.fields,
+            "id": exchange_id,
+            "conversation_id": p.conversation.pk,
+            "ordinal": p.ordinal,
+            "settings_ciphertext": encrypt_settings(
+                keys[p.conversation.pk], p.conversation.pk, p.ordinal, p.parsed
+            ),
+            "history_rewritten": p.plan.rewritten_at is not None,
+            "rewritten_at": p.plan.rewritten_at,
+            "tool_call_count": p.plan.tool_call_count,
+            "created_at": now,
+        }
+        rows.append(
+            tuple(
+                _json(values.get(name, default)) if is_json else values.get(name, default)
+                for name, is_json, default in _EXCHANGE_COLUMNS
             )
+        )
+    return rows
 
 
-def _copy_messages_and_blocks(
-    cur: CursorWrapper,
+def _message_and_block_rows(
     planned: Sequence[_Planned],
     exchange_ids: Sequence[int],
     message_ids: Sequence[int],
@@ -353,59 +359,76 @@ def _copy_messages_and_blocks(
     policies: Policies,
     tool_names: dict[tuple[int, str], str],
     now: datetime,
-) -> int:
-    """COPY the new messages, encrypted, then their blocks; returns the number of blocks."""
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    """The rows of the new messages, encrypted, and of their blocks, projected."""
+    message_rows: list[tuple[Any, ...]] = []
     block_rows: list[tuple[Any, ...]] = []
     unused_message_ids = iter(message_ids)
-    with cur.copy(_COPY_MESSAGES) as copy:
-        for exchange_id, p in zip(exchange_ids, planned, strict=True):
-            conversation_id = p.conversation.pk
-            key = keys[conversation_id]
-            for sequence, pm in enumerate(p.plan.new_messages, start=p.first):
-                message_id = next(unused_message_ids)
-                copy.write_row(
+    for exchange_id, p in zip(exchange_ids, planned, strict=True):
+        conversation_id = p.conversation.pk
+        key = keys[conversation_id]
+        for sequence, pm in enumerate(p.plan.new_messages, start=p.first):
+            message_id = next(unused_message_ids)
+            message_rows.append(
+                (
+                    message_id,
+                    conversation_id,
+                    exchange_id,
+                    sequence,
+                    clean_text(pm.message.role)[:20],
+                    pm.from_response,
+                    pm.superseded,
+                    encrypt_message(key, conversation_id, sequence, pm.message.raw),
+                    pm.sha256,
+                    pm.canonical_sha256,
+                    now,
+                )
+            )
+            for position, block in enumerate(pm.message.blocks):
+                tool = tool_names.get((conversation_id, block.call_id or ""))
+                row = project_block(block, policies, tool)
+                block_rows.append(
                     (
                         message_id,
                         conversation_id,
-                        exchange_id,
-                        sequence,
-                        clean_text(pm.message.role)[:20],
-                        pm.from_response,
-                        pm.superseded,
-                        encrypt_message(key, conversation_id, sequence, pm.message.raw),
-                        pm.sha256,
-                        pm.canonical_sha256,
-                        now,
+                        position,
+                        row["provider_type"],
+                        row["block_class"],
+                        row.get("text", ""),
+                        row.get("tool_name", ""),
+                        row.get("call_id", ""),
+                        row.get("is_error"),
+                        row.get("status", ""),
+                        _json(row.get("fields", {})),
+                        row.get("redacted", False),
                     )
                 )
-                for position, block in enumerate(pm.message.blocks):
-                    tool = tool_names.get((conversation_id, block.call_id or ""))
-                    row = project_block(block, policies, tool)
-                    block_rows.append(
-                        (
-                            message_id,
-                            conversation_id,
-                            position,
-                            row["provider_type"],
-                            row["block_class"],
-                            row.get("text", ""),
-                            row.get("tool_name", ""),
-                            row.get("call_id", ""),
-                            row.get("is_error"),
-                            row.get("status", ""),
-                            _json(row.get("fields", {})),
-                            row.get("redacted", False),
-                        )
-                    )
-    with cur.copy(_COPY_BLOCKS) as copy:
-        for block_row in block_rows:
-            copy.write_row(block_row)
-    return len(block_rows)
+    return message_rows, block_rows
 
 
-@transaction.atomic
+def _write_rows(cur: CursorWrapper, tables: Sequence[list[tuple[Any, ...]]]) -> None:
+    """Add the rows to their tables (``_TABLES`` order): COPY for a large batch; for a small one
+    (the API's batch of one) INSERTs pipelined in one round trip."""
+    if sum(len(rows) for rows in tables) >= _COPY_FROM_ROWS:
+        for (table, columns), rows in zip(_TABLES, tables, strict=True):
+            with cur.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy:
+                for row in rows:
+                    copy.write_row(row)
+        return
+    with cur.connection.pipeline():
+        for (table, _), rows in zip(_TABLES, tables, strict=True):
+            if rows:
+                cur.executemany(_INSERTS[table], rows)
+
+
 def ingest_batch(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) -> BatchResult:
-    """Store a batch of parsed exchanges (``(line number, input, parsed)``), in order."""
+    """Store a batch of parsed exchanges (``(line number, input, parsed)``), in order, in one
+    transaction (the caller's, when there is one: no savepoint, it costs two round trips)."""
+    with transaction.atomic(savepoint=False):
+        return _ingest_batch(items)
+
+
+def _ingest_batch(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) -> BatchResult:
     now = timezone.now()
     policies = field_policies()
     with connection.cursor() as cur:
@@ -417,10 +440,13 @@ def ingest_batch(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) -> 
             cur.execute(_SUPERSEDE, [superseded])
         n_messages = sum(len(p.plan.new_messages) for p in planned)
         exchange_ids, message_ids = _next_ids(cur, len(planned), n_messages)
-        _copy_exchanges(cur, planned, exchange_ids, keys, now)
-        n_blocks = _copy_messages_and_blocks(
-            cur, planned, exchange_ids, message_ids, keys, policies, _tool_names(cur, planned), now
+        message_rows, block_rows = _message_and_block_rows(
+            planned, exchange_ids, message_ids, keys, policies, _tool_names(cur, planned), now
         )
+        _write_rows(
+            cur, [_exchange_rows(planned, exchange_ids, keys, now), message_rows, block_rows]
+        )
+        n_blocks = len(block_rows)
         # Counters and activity, one statement for the whole batch.
         touched = [c for c in conversations.values() if c.exchanges]
         if touched:

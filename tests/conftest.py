@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 
 from conversations.keys import data_key_for, decrypt_message
 from conversations.models import Message
+from conversations.policies import policies_changed
 from conversations.services import service_token_create
 
 
@@ -31,6 +32,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             kwargs["transaction"] = True
         kwargs["databases"] = "__all__"
         item.add_marker(pytest.mark.django_db(**kwargs), append=False)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_policy_cache() -> None:
+    """A test's policies are rolled back with it: no process cache may outlive the test."""
+    policies_changed()
 
 
 @pytest.fixture

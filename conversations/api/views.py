@@ -12,10 +12,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..formats import FormatError
+from ..planning import exchange_input
 from ..replay import envelope
 from ..selectors import conversation_by_external_id, conversation_message_raws
 from ..services import (
-    ExchangeInput,
     IngestConflict,
     body_sha256,
     conversation_ingest_exchange,
@@ -61,9 +61,12 @@ class ExchangeCreateApi(APIView):
         summary="Store one provider exchange",
     )
     def post(self, request: Request) -> Response:
-        serializer = ExchangeInputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
-        data = ExchangeInput(**serializer.validated_data)
+        # The serializer documents the body (OpenAPI); planning.exchange_input checks it, the
+        # same rules as `manage.py ingest`, without per-request serializer machinery.
+        try:
+            data = exchange_input(request.data)
+        except FormatError as exc:
+            raise ApiError(exc.detail, code=exc.code, field=exc.field, at=exc.at) from None
         key = request.headers.get("Idempotency-Key")
         if key is not None and not 0 < len(key) <= 200:
             raise ApiError(

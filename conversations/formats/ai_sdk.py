@@ -77,7 +77,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
-from .base import FormatError, array_element_spans, compact, loads, object_member_spans, opt_int
+from .base import (
+    FormatError,
+    compact,
+    element_spans,
+    loads,
+    object_member_spans,
+    opt_int,
+)
 from .registry import register
 from .sse import iter_events
 
@@ -1094,7 +1101,7 @@ class AiSdkUi:
                 code="missing",
             )
         _want(span.value, list, "messages, an array of UIMessages", fld="request", at="$.messages")
-        elements = array_element_spans(span.raw, field="request", at="$.messages")
+        elements = element_spans(span, field="request", at="$.messages")
         history = []
         last: tuple[str, dict[str, Any]] | None = None
         for i, element in enumerate(elements):

@@ -49,6 +49,7 @@ from .base import (
     FormatError,
     array_element_spans,
     compact,
+    element_spans,
     expect,
     object_member_spans,
     opt_int,
@@ -205,7 +206,7 @@ def _parse_request(request: str, params: Params) -> list[Message]:
 
     _need(body, "messages", list, field=field, at="$")
     history = []
-    spans = array_element_spans(members["messages"].raw, field=field, at="$.messages")
+    spans = element_spans(members["messages"], field=field, at="$.messages")
     for i, span in enumerate(spans):
         at = f"$.messages[{i}]"
         message = expect(span.value, dict, field=field, at=at)

@@ -31,6 +31,7 @@ class FormatError(ValueError):
 class Span:
     value: Any
     raw: str
+    elements: list[Span] | None = None  # an array member split element by element
 
 
 def loads(text: str, *, field: str, at: str = "$") -> Any:
@@ -57,37 +58,76 @@ def _skip_ws(text: str, i: int) -> int:
     return i
 
 
-def _decode_at(text: str, i: int, field: str) -> tuple[Any, int]:
-    try:
-        return _DECODER.raw_decode(text, i)
-    except json.JSONDecodeError as exc:
-        raise FormatError(f"not valid JSON: {exc.msg}", field=field, code="not_json") from None
-
-
 def object_member_spans(text: str, *, field: str) -> dict[str, Span]:
     """The members of a top-level JSON object, each with its exact source text.
 
-    A repeated key keeps its last occurrence, as ``json.loads`` does.
+    One pass of the C decoder over the text. A member whose value is an array is decoded element
+    by element, so its elements' spans come without decoding it twice (``element_spans``). A
+    repeated key keeps its last occurrence, as ``json.loads`` does. Anything malformed is
+    reported by ``loads`` with its line and column.
     """
-    loads(text, field=field)  # validates the whole text first, with a precise message
+    try:
+        return _members(text, field)
+    except (_Malformed, IndexError, json.JSONDecodeError):
+        loads(text, field=field)  # raises the precise error
+        raise FormatError("expected a JSON object", field=field, code="wrong_type") from None
+    except RecursionError:
+        raise FormatError("JSON nested too deep", field=field, code="too_deep") from None
+
+
+class _Malformed(Exception):
+    pass
+
+
+def _expect_char(text: str, i: int, char: str) -> int:
+    if text[i] != char:
+        raise _Malformed
+    return _skip_ws(text, i + 1)
+
+
+def _members(text: str, field: str) -> dict[str, Span]:
     i = _skip_ws(text, 0)
     if i >= len(text) or text[i] != "{":
+        loads(text, field=field)  # not JSON at all: say where
         raise FormatError("expected a JSON object", field=field, code="wrong_type")
     members: dict[str, Span] = {}
     i = _skip_ws(text, i + 1)
-    if text[i] == "}":
-        return members
+    if text[i] != "}":
+        while True:
+            if text[i] != '"':
+                raise _Malformed
+            key, i = _DECODER.raw_decode(text, i)
+            i = _expect_char(text, _skip_ws(text, i), ":")
+            start = i
+            if text[i] == "[":
+                elements, i = _elements(text, i)
+                members[key] = Span([e.value for e in elements], text[start:i], elements)
+            else:
+                value, i = _DECODER.raw_decode(text, i)
+                members[key] = Span(value, text[start:i])
+            i = _skip_ws(text, i)
+            if text[i] == "}":
+                break
+            i = _expect_char(text, i, ",")
+    if _skip_ws(text, i + 1) != len(text):
+        raise _Malformed  # trailing data
+    return members
+
+
+def _elements(text: str, i: int) -> tuple[list[Span], int]:
+    """The elements of the array starting at ``text[i]``, and the index just past it."""
+    out: list[Span] = []
+    i = _skip_ws(text, i + 1)
+    if text[i] == "]":
+        return out, i + 1
     while True:
-        key, i = _decode_at(text, i, field)
-        i = _skip_ws(text, i)
-        i = _skip_ws(text, i + 1)  # the colon
         start = i
-        value, i = _decode_at(text, i, field)
-        members[key] = Span(value, text[start:i])
+        value, i = _DECODER.raw_decode(text, i)
+        out.append(Span(value, text[start:i]))
         i = _skip_ws(text, i)
-        if text[i] == "}":
-            return members
-        i = _skip_ws(text, i + 1)  # the comma
+        if text[i] == "]":
+            return out, i + 1
+        i = _expect_char(text, i, ",")
 
 
 def array_element_spans(raw_array: str, *, field: str, at: str) -> list[Span]:
@@ -95,18 +135,17 @@ def array_element_spans(raw_array: str, *, field: str, at: str) -> list[Span]:
     i = _skip_ws(raw_array, 0)
     if i >= len(raw_array) or raw_array[i] != "[":
         raise FormatError("expected an array", field=field, at=at, code="wrong_type")
-    out: list[Span] = []
-    i = _skip_ws(raw_array, i + 1)
-    if raw_array[i] == "]":
-        return out
-    while True:
-        start = i
-        value, i = _decode_at(raw_array, i, field)
-        out.append(Span(value, raw_array[start:i]))
-        i = _skip_ws(raw_array, i)
-        if raw_array[i] == "]":
-            return out
-        i = _skip_ws(raw_array, i + 1)
+    try:
+        return _elements(raw_array, i)[0]
+    except (_Malformed, IndexError, json.JSONDecodeError):
+        raise FormatError("not a valid JSON array", field=field, at=at, code="not_json") from None
+
+
+def element_spans(span: Span, *, field: str, at: str) -> list[Span]:
+    """The element spans of an array member: already there when the member was split."""
+    if span.elements is not None:
+        return span.elements
+    return array_element_spans(span.raw, field=field, at=at)
 
 
 def compact(value: Any) -> str:

@@ -25,7 +25,14 @@ import json
 from typing import Any
 
 from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
-from .base import FormatError, Span, array_element_spans, compact, expect, object_member_spans
+from .base import (
+    FormatError,
+    Span,
+    compact,
+    element_spans,
+    expect,
+    object_member_spans,
+)
 from .registry import register
 from .sse import Event, iter_events
 
@@ -227,7 +234,7 @@ def _parse_request(text: Any) -> tuple[list[Message], Params]:
     _opt(body, "stream", bool, field=field, at="$")
 
     _req(body, "messages", list, field=field, at="$")
-    spans = array_element_spans(members["messages"].raw, field=field, at="$.messages")
+    spans = element_spans(members["messages"], field=field, at="$.messages")
     history = [
         _message(s.value, s.raw, field=field, at=f"$.messages[{i}]") for i, s in enumerate(spans)
     ]
@@ -291,7 +298,7 @@ def _parse_response(text: Any, params: Params) -> list[Message]:
     choice = expect(choices[0], dict, field=field, at="$.choices[0]")
     value = _req(choice, "message", dict, field=field, at="$.choices[0]")
     # The exact bytes of choices[0].message, three levels down: no re-serialisation.
-    first = array_element_spans(members["choices"].raw, field=field, at="$.choices")[0]
+    first = element_spans(members["choices"], field=field, at="$.choices")[0]
     raw = object_member_spans(first.raw, field=field)["message"].raw
     at = "$.choices[0].message"
     role = _opt(value, "role", str, field=field, at=at) or "assistant"

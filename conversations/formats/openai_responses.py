@@ -28,7 +28,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
-from .base import FormatError, Span, array_element_spans, compact, expect, object_member_spans
+from .base import (
+    FormatError,
+    Span,
+    compact,
+    element_spans,
+    expect,
+    object_member_spans,
+)
 from .registry import register
 from .sse import Event, iter_events
 
@@ -277,7 +284,7 @@ def _parse_request(text: Any) -> tuple[list[Message], Params, bool]:
         block = Block("input_text", BlockClass.VISIBLE, text=source)
         history = [Message(role="user", raw=members["input"].raw, blocks=(block,))]
     else:
-        spans = array_element_spans(members["input"].raw, field=field, at="$.input")
+        spans = element_spans(members["input"], field=field, at="$.input")
         history = [
             _message(s.value, s.raw, field=field, at=f"$.input[{i}]") for i, s in enumerate(spans)
         ]
@@ -359,7 +366,7 @@ def _parse_response(text: Any, params: Params) -> list[Message]:
     body = {k: s.value for k, s in members.items()}
     _check_response(body, field=field, at="$")
     _req(body, "output", list, field=field, at="$")
-    spans = array_element_spans(members["output"].raw, field=field, at="$.output")
+    spans = element_spans(members["output"], field=field, at="$.output")
     output = [
         _message(s.value, s.raw, field=field, at=f"$.output[{i}]") for i, s in enumerate(spans)
     ]

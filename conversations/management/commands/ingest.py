@@ -13,11 +13,10 @@ from typing import Any, BinaryIO
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from conversations.api.errors import ApiError, first_validation_error
+from conversations.api.errors import ApiError
 from conversations.api.parsers import decode_json_body
-from conversations.api.serializers import ExchangeInputSerializer
 from conversations.formats import FormatError
-from conversations.services import ExchangeInput, exchange_parse
+from conversations.planning import ExchangeInput, exchange_input, exchange_parse
 from conversations.writer import ingest_batch
 
 
@@ -28,7 +27,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", help="path of the JSONL file, or - for standard input")
-        parser.add_argument("--batch-size", type=int, default=500, help="exchanges per transaction")
+        parser.add_argument(
+            "--batch-size", type=int, default=2000, help="exchanges per transaction"
+        )
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(
@@ -86,12 +87,7 @@ class Command(BaseCommand):
 
     def _check(self, number: int, line: bytes) -> tuple[int, ExchangeInput, Any] | None:
         try:
-            body = decode_json_body(line.rstrip(b"\r\n"))
-            serializer = ExchangeInputSerializer(data=body)
-            if not serializer.is_valid():
-                code, detail, field, at = first_validation_error(serializer.errors, [])
-                raise ApiError(detail, code=code, field=field, at=at)
-            data = ExchangeInput(**serializer.validated_data)
+            data = exchange_input(decode_json_body(line.rstrip(b"\r\n")))
             return number, data, exchange_parse(data)
         except ApiError as exc:
             self._refuse(number, exc.error, exc.field, exc.at, exc.message)

@@ -9,10 +9,10 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 from tqdm import tqdm
 
-from conversations.api.serializers import ExchangeInputSerializer
 from conversations.demo import demo_bodies
 from conversations.models import Conversation
-from conversations.services import ExchangeInput, conversation_ingest_exchange
+from conversations.planning import exchange_input
+from conversations.services import conversation_ingest_exchange
 
 
 class Command(BaseCommand):
@@ -38,9 +38,7 @@ class Command(BaseCommand):
         start = Conversation.objects.count()
         bodies = list(demo_bodies(conversations, seed=seed, start=start))
         for body in tqdm(bodies, desc="demo exchanges", unit="exchange"):
-            serializer = ExchangeInputSerializer(data=body)
-            serializer.is_valid(raise_exception=True)
-            conversation_ingest_exchange(data=ExchangeInput(**serializer.validated_data))
+            conversation_ingest_exchange(data=exchange_input(body))
         self.stdout.write(
             f"demo data: {conversations} conversations, {len(bodies)} exchanges loaded"
         )
