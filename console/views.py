@@ -27,7 +27,9 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     _require_staff(request)
-    page = conversation_page(pk)
+    page = conversation_page(
+        pk, can_see_restricted=request.user.has_perm("conversations.view_restricted_fields")
+    )
     if page is None:
         raise Http404
     return render(request, "console/conversation.html", {"page": page})

@@ -8,10 +8,25 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path
 
-from .models import Block, Conversation, Exchange, ServiceToken, UnknownBlockType
+from .models import (
+    Block,
+    Conversation,
+    Exchange,
+    FieldPolicy,
+    ReprojectionJob,
+    ServiceToken,
+    ToolLink,
+    UnknownBlockType,
+)
+from .projection import PATH_RE, Rule
+from .selectors import exchange_preview
+from .services import field_policy_delete, field_policy_save
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -76,3 +91,82 @@ class ServiceTokenAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # tokens are created by `manage.py create_service_token`, which prints it once
+
+
+@admin.register(FieldPolicy)
+class FieldPolicyAdmin(admin.ModelAdmin):
+    """Storage classes per field. Saving or deleting re-projects every stored conversation in the
+    background (see Re-projection jobs); "Preview" shows an exchange under a draft first."""
+
+    list_display = ("tool_name", "block_type", "side", "path", "storage_class", "updated_at")
+    list_filter = ("storage_class", "side", "tool_name")
+    search_fields = ("tool_name", "path")
+    change_list_template = "admin/conversations/fieldpolicy/change_list.html"
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        job = field_policy_save(policy=obj)
+        self.message_user(request, f"Re-projection job {job.pk} queued: old conversations follow.")
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        field_policy_delete(policy=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for policy in queryset:
+            field_policy_delete(policy=policy)
+
+    def get_urls(self) -> list[Any]:
+        return [
+            path(
+                "preview/",
+                self.admin_site.admin_view(self.preview_view),
+                name="conversations_fieldpolicy_preview",
+            ),
+            *super().get_urls(),
+        ]
+
+    def preview_view(self, request: HttpRequest) -> HttpResponse:
+        form = PolicyPreviewForm(request.GET or None)
+        context: dict[str, Any] = {
+            **self.admin_site.each_context(request),
+            "title": "Preview a draft policy",
+            "form": form,
+            "opts": self.model._meta,
+        }
+        if form.is_valid():
+            draft = Rule(
+                form.cleaned_data["tool_name"] or "*",
+                form.cleaned_data["block_type"] or "*",
+                form.cleaned_data["side"],
+                form.cleaned_data["path"],
+                form.cleaned_data["storage_class"],
+            )
+            preview = exchange_preview(exchange_id=form.cleaned_data["exchange"], draft=draft)
+            if preview is None:
+                form.add_error("exchange", "no such exchange")
+            else:
+                context["preview"] = preview
+        return TemplateResponse(request, "admin/conversations/fieldpolicy/preview.html", context)
+
+
+class PolicyPreviewForm(forms.Form):
+    exchange = forms.IntegerField(min_value=1, help_text="the id of a stored exchange")
+    tool_name = forms.CharField(required=False, max_length=200, help_text="empty: any tool")
+    block_type = forms.CharField(required=False, max_length=100, help_text="empty: any type")
+    side = forms.ChoiceField(choices=FieldPolicy.Side.choices)
+    path = forms.RegexField(regex=PATH_RE, max_length=300, initial="$.")
+    storage_class = forms.ChoiceField(choices=FieldPolicy.StorageClass.choices)
+
+
+@admin.register(ToolLink)
+class ToolLinkAdmin(admin.ModelAdmin):
+    list_display = ("tool_name", "url_template")
+
+
+@admin.register(ReprojectionJob)
+class ReprojectionJobAdmin(ReadOnlyAdmin):
+    list_display = ("id", "reason", "status", "progress", "created_at", "finished_at")
+    list_filter = ("status",)
+
+    @admin.display(description="progress")
+    def progress(self, obj: ReprojectionJob) -> str:
+        return f"{obj.done} / {obj.total} ({obj.percent}%)"

@@ -303,6 +303,16 @@ class FieldPolicy(models.Model):
     def __str__(self) -> str:
         return f"{self.tool_name} {self.side} {self.path}: {self.storage_class}"
 
+    def clean(self) -> None:
+        from django.core.exceptions import ValidationError
+
+        from .projection import PATH_RE
+
+        if not PATH_RE.match(self.path):
+            raise ValidationError(
+                {"path": "a JSON path of keys and [*]: $, $.customer.email, $.items[*].sku"}
+            )
+
 
 class ToolLink(models.Model):
     """A link from a tool's identifiers to the source system's record, so the console links to

@@ -29,10 +29,12 @@ def _version() -> str:
     return str(version)
 
 
-def field_policies() -> Policies:
+def field_policies(*, fresh: bool = False) -> Policies:
+    """The policies in force; ``fresh`` reads the table whatever the cache says (a
+    re-projection job must apply the very latest table)."""
     version = _version()
     cached = getattr(_local, "policies", None)
-    if cached is not None and cached[0] == version:
+    if not fresh and cached is not None and cached[0] == version:
         return cached[1]
     policies = Policies(
         Rule(p.tool_name, p.block_type, p.side, p.path, p.storage_class)

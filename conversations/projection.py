@@ -106,6 +106,15 @@ class Policies:
     def __bool__(self) -> bool:
         return bool(self._rules)
 
+    def rules(self) -> list[Rule]:
+        return [rule for rules in self._rules.values() for rule in rules]
+
+    def with_rule(self, draft: Rule) -> Policies:
+        """These policies with ``draft`` in place of any rule at the same address."""
+        address = (draft.tool, draft.block_type, draft.side, draft.path)
+        kept = [r for r in self.rules() if (r.tool, r.block_type, r.side, r.path) != address]
+        return Policies([*kept, draft])
+
 
 NO_POLICIES = Policies()
 

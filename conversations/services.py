@@ -13,9 +13,23 @@ from datetime import datetime
 from typing import Any
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
-from .models import Conversation, ConversationEvent, IdempotencyKey, ServiceToken
+from .formats.registry import message_blocks
+from .keys import data_key_for, decrypt_message
+from .models import (
+    Block,
+    Conversation,
+    ConversationEvent,
+    FieldPolicy,
+    IdempotencyKey,
+    Message,
+    ReprojectionJob,
+    ServiceToken,
+)
 from .planning import ExchangeInput, IngestConflict, exchange_parse
+from .policies import field_policies, policies_changed
+from .projection import Policies, project_block
 from .writer import ingest_batch
 
 __all__ = [
@@ -24,7 +38,11 @@ __all__ = [
     "body_sha256",
     "conversation_ingest_exchange",
     "conversation_record_event",
+    "conversation_reproject",
     "exchange_parse",
+    "field_policy_delete",
+    "field_policy_save",
+    "reprojection_run",
     "service_token_create",
     "token_hash",
 ]
@@ -126,3 +144,104 @@ def body_sha256(value: Any) -> str:
             "utf-8", "surrogatepass"
         )
     ).hexdigest()
+
+
+@transaction.atomic
+def conversation_reproject(*, conversation_id: int, policies: Policies) -> int:
+    """Rebuild one conversation's Block rows from its verbatim store under ``policies``.
+
+    The messages are decrypted and parsed again by their format; the blocks are projected the
+    way ingest projects them (tool results resolved to their call's tool name). Returns the
+    number of blocks written. A conversation erased meanwhile is skipped (0).
+    """
+    conversation = Conversation.objects.select_for_update().filter(pk=conversation_id).first()
+    if conversation is None:
+        return 0
+    messages = list(
+        Message.objects.filter(conversation=conversation)
+        .order_by("sequence")
+        .values_list("pk", "sequence", "raw_ciphertext", "exchange__format")
+    )
+    if not messages:
+        return 0
+    key = data_key_for(conversation.pk)
+    tool_names: dict[str, str] = {}
+    rows: list[Block] = []
+    for pk, sequence, sealed, fmt in messages:
+        raw = decrypt_message(key, conversation.pk, sequence, sealed)
+        for position, block in enumerate(message_blocks(fmt, raw)):
+            if block.call_id and block.tool_name:
+                tool_names.setdefault(block.call_id, block.tool_name)
+            tool = tool_names.get(block.call_id or "")
+            rows.append(
+                Block(
+                    message_id=pk,
+                    conversation_id=conversation.pk,
+                    position=position,
+                    **project_block(block, policies, tool),
+                )
+            )
+    Block.objects.filter(conversation=conversation).delete()
+    Block.objects.bulk_create(rows)
+    return len(rows)
+
+
+@transaction.atomic
+def field_policy_save(*, policy: FieldPolicy) -> ReprojectionJob:
+    """Save a policy and re-project every conversation under the new table (in the background)."""
+    policy.full_clean()
+    policy.save()
+    return _policies_changed(reason=f"policy saved: {policy}")
+
+
+@transaction.atomic
+def field_policy_delete(*, policy: FieldPolicy) -> ReprojectionJob:
+    description = str(policy)
+    policy.delete()
+    return _policies_changed(reason=f"policy deleted: {description}")
+
+
+def _policies_changed(*, reason: str) -> ReprojectionJob:
+    from .tasks import reproject  # tasks import services: imported here, at call time
+
+    job = ReprojectionJob.objects.create(reason=reason[:300])
+    transaction.on_commit(policies_changed)
+    transaction.on_commit(lambda: reproject.delay(job.pk))
+    return job
+
+
+def reprojection_run(*, job_id: int, chunk: int = 200) -> ReprojectionJob:
+    """Run (or resume) a re-projection job: every conversation, in id order, one transaction
+    each, the job's progress saved after each chunk. Idempotent: a job finished is left alone,
+    and a crashed one resumes after the last conversation it recorded."""
+    job = ReprojectionJob.objects.get(pk=job_id)
+    if job.status == ReprojectionJob.Status.COMPLETED:
+        return job
+    policies = field_policies(fresh=True)
+    job.status = ReprojectionJob.Status.RUNNING
+    job.total = Conversation.objects.count()
+    job.save(update_fields=["status", "total"])
+    try:
+        while True:
+            ids = list(
+                Conversation.objects.filter(pk__gt=job.last_conversation_id)
+                .order_by("pk")
+                .values_list("pk", flat=True)[:chunk]
+            )
+            if not ids:
+                break
+            for conversation_id in ids:
+                conversation_reproject(conversation_id=conversation_id, policies=policies)
+            job.done += len(ids)
+            job.last_conversation_id = ids[-1]
+            job.save(update_fields=["done", "last_conversation_id"])
+    except Exception as exc:
+        job.status = ReprojectionJob.Status.FAILED
+        job.error = f"{type(exc).__name__}: {exc}"[:2000]
+        job.save(update_fields=["status", "error"])
+        raise
+    job.status = ReprojectionJob.Status.COMPLETED
+    job.done = max(job.done, job.total)
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "done", "finished_at"])
+    return job

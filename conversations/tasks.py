@@ -1,0 +1,13 @@
+"""Celery tasks of the conversation store. Each takes ids and calls one service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from .services import reprojection_run
+
+
+@shared_task(acks_late=True, soft_time_limit=3600, time_limit=3700)
+def reproject(job_id: int) -> None:
+    """Re-project every conversation after a policy change (resumes where a crash left it)."""
+    reprojection_run(job_id=job_id)
