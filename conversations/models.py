@@ -10,6 +10,9 @@ nothing else. Data keys live in another database (``DataKey``, ``keys.py``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from django.db import models
 from django.db.models import Q
 
@@ -149,6 +152,11 @@ class Block(models.Model):
         help_text="AUDIT: projected input/result fields, by storage class (dropped ones absent)",
     )
     redacted = models.BooleanField(default=False, help_text="NEVER: withheld by the provider")
+
+    # Not stored: what of ``fields`` the current viewer may see, set by selectors for a page
+    # (projection.view_fields): the fields shown, and the paths shown as [not kept].
+    shown: Sequence[Any] = ()
+    hidden: Sequence[Any] = ()
 
     class Meta:
         constraints = [
