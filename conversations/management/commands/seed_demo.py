@@ -10,9 +10,9 @@ from django.db import transaction
 from tqdm import tqdm
 
 from conversations.demo import demo_bodies
-from conversations.models import Conversation
+from conversations.models import Conversation, FieldPolicy, ToolLink
 from conversations.planning import exchange_input
-from conversations.services import conversation_ingest_exchange
+from conversations.services import conversation_ingest_exchange, field_policy_save
 
 
 class Command(BaseCommand):
@@ -35,6 +35,7 @@ class Command(BaseCommand):
         if if_empty and Conversation.objects.exists():
             self.stdout.write("demo data: conversations exist already, nothing loaded")
             return
+        self._ensure_policies()
         start = Conversation.objects.count()
         bodies = list(demo_bodies(conversations, seed=seed, start=start))
         for body in tqdm(bodies, desc="demo exchanges", unit="exchange"):
@@ -42,6 +43,32 @@ class Command(BaseCommand):
         self.stdout.write(
             f"demo data: {conversations} conversations, {len(bodies)} exchanges loaded"
         )
+
+    def _ensure_policies(self) -> None:
+        """Storage classes and source links for the demo's tools, so the trail shows what a
+        configured console shows (the defaults keep only ids and statuses)."""
+        for tool in ("get_order", "lookup_order", "getOrderStatus"):
+            ToolLink.objects.get_or_create(
+                tool_name=tool,
+                defaults={"url_template": "https://orders.example.com/orders/{order_id}"},
+            )
+        wanted = [
+            ("get_order", "output", "$.carrier", "status"),
+            ("get_order", "output", "$.shipping_address", "restricted"),
+            ("lookup_order", "output", "$.carrier", "status"),
+            ("getOrderStatus", "output", "$.carrier", "status"),
+        ]
+        for tool, side, path, storage_class in wanted:
+            if not FieldPolicy.objects.filter(tool_name=tool, side=side, path=path).exists():
+                field_policy_save(
+                    policy=FieldPolicy(
+                        tool_name=tool,
+                        side=side,
+                        path=path,
+                        storage_class=storage_class,
+                        note="demo policy",
+                    )
+                )
 
     @transaction.atomic
     def _ensure_admin(self) -> None:
