@@ -1,0 +1,196 @@
+"""The audit event types: one place, stable codes.
+
+Every row of the audit log carries the ``code`` of one of the types below, and ``record()``
+refuses any other code and any detail key its type does not declare. The codes are written
+into rows that are kept forever and chained by hash, so a code is never renamed, reused or
+removed: retire a type by saying so in its description.
+
+To add an event type:
+1. Add an ``EventType`` to ``EVENT_TYPES`` below: a code ``<subject>.<past-tense verb>``, one line
+   saying what happened, and the detail keys it may carry (``required`` for those it must).
+2. Details are small structured facts (ids, counts, hashes, short labels). Never an external id
+   (a chat backend conversation id or customer id: pass the customer as ``subject=`` and it is
+   stored as a keyed hash; pass a search query through ``query_hash()``), never message text,
+   never reasoning (DESIGN.md invariants 3 and 6).
+3. Call ``audit.record("<code>", actor=..., conversation_id=..., subject=..., key=value)`` inside
+   the transaction of the action it records, and assert the row in that action's tests.
+4. Add the code to the pinned list in ``tests/audit/test_registry.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+__all__ = [
+    "EVENT_TYPES",
+    "AuditError",
+    "DetailsRefused",
+    "EventType",
+    "UnknownEventType",
+    "event_type",
+]
+
+CODE_RE = re.compile(r"^[a-z][a-z_]*\.[a-z][a-z_]*$")
+
+
+class AuditError(Exception):
+    """An audit row that cannot be written as asked."""
+
+
+class UnknownEventType(AuditError, LookupError):
+    pass
+
+
+class DetailsRefused(AuditError, ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class EventType:
+    code: str
+    description: str
+    details: frozenset[str] = frozenset()
+    required: frozenset[str] = field(default=frozenset())
+
+    def __post_init__(self) -> None:
+        if not CODE_RE.match(self.code):
+            raise ValueError(f"audit event code {self.code!r} is not <subject>.<verb>")
+        if not self.required <= self.details:
+            raise ValueError(f"{self.code}: required detail keys must also be declared")
+
+
+def _types(*types: EventType) -> MappingProxyType[str, EventType]:
+    by_code: dict[str, EventType] = {}
+    for t in types:
+        if t.code in by_code:
+            raise ValueError(f"audit event code {t.code!r} declared twice")
+        by_code[t.code] = t
+    return MappingProxyType(by_code)
+
+
+def _keys(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+EVENT_TYPES = _types(
+    # Human reads of a conversation (invariant 6: who, what, when, which page).
+    EventType(
+        "conversation.viewed",
+        "a person opened a page showing one conversation (transcript, tool trail, export, admin)",
+        _keys("page", "purpose", "format"),
+        required=_keys("page"),
+    ),
+    EventType(
+        "conversation.searched",
+        "a person searched conversations; the query is kept only as a keyed hash",
+        _keys("query_hash", "filters", "results", "page"),
+    ),
+    EventType(
+        "conversation.listed",
+        "a person listed conversations (the list page, a queue), without a search query",
+        _keys("filters", "results", "page"),
+    ),
+    # Configuration.
+    EventType(
+        "policy.changed",
+        "an admin saved or deleted a field storage policy (re-projection follows)",
+        _keys("change", "policy", "job"),
+        required=_keys("change"),
+    ),
+    EventType(
+        "grant.created",
+        "a reviewer was granted the reasoning review of one conversation",
+        _keys("grant", "grantee", "purpose", "expires_at"),
+    ),
+    EventType(
+        "grant.revoked",
+        "a review grant was revoked before it expired",
+        _keys("grant", "grantee", "reason"),
+    ),
+    EventType(
+        "queue.granted",
+        "a user or a group may now see the conversations of a queue",
+        _keys("queue", "user", "group"),
+        required=_keys("queue"),
+    ),
+    EventType(
+        "queue.revoked",
+        "a user or a group may no longer see the conversations of a queue",
+        _keys("queue", "user", "group"),
+        required=_keys("queue"),
+    ),
+    # The review page: the only human read of reasoning, always with its purpose.
+    EventType(
+        "review.read",
+        "a reviewer read a conversation's reasoning summary under a grant, with a purpose",
+        _keys("purpose", "reference", "exchanges", "content_hash", "grant"),
+        required=_keys("purpose"),
+    ),
+    # Retention and deletion.
+    EventType(
+        "deletion.requested",
+        "compliance staff submitted a deletion request",
+        _keys("request", "scope", "conversations", "reason", "due"),
+    ),
+    EventType(
+        "deletion.executed",
+        "a deletion request was carried out by the one erase path",
+        _keys("request", "conversations", "rows", "keys_destroyed", "receipt_hash"),
+    ),
+    EventType(
+        "deletion.blocked",
+        "a deletion request (or a retention erase) was blocked by a legal hold",
+        _keys("request", "hold", "conversations"),
+    ),
+    EventType(
+        "legal_hold.placed",
+        "compliance staff placed a legal hold",
+        _keys("hold", "reason", "conversations"),
+    ),
+    EventType(
+        "legal_hold.released",
+        "compliance staff released a legal hold",
+        _keys("hold", "reason"),
+    ),
+    EventType(
+        "exchange.refused_tombstoned",
+        "the chat backend posted an exchange for a deleted conversation or customer (410)",
+        _keys("tombstone", "conversation_hash"),
+    ),
+    EventType(
+        "retention.swept",
+        "the retention clock erased conversations whose retention had expired",
+        _keys("conversations", "requests", "blocked", "duration_ms"),
+    ),
+    # Reading the log is itself logged.
+    EventType(
+        "audit.viewed",
+        "compliance staff browsed the audit log",
+        _keys("page", "filters", "query_hash", "results"),
+    ),
+)
+
+
+def event_type(code: str) -> EventType:
+    try:
+        return EVENT_TYPES[code]
+    except KeyError:
+        raise UnknownEventType(
+            f"unknown audit event type {code!r}: declare it in audit/registry.py"
+        ) from None
+
+
+def check_details(t: EventType, keys: Iterable[str]) -> None:
+    given = frozenset(keys)
+    undeclared = given - t.details
+    if undeclared:
+        raise DetailsRefused(
+            f"{t.code} does not declare the detail key(s) {sorted(undeclared)}: "
+            f"declared are {sorted(t.details)}"
+        )
+    missing = t.required - given
+    if missing:
+        raise DetailsRefused(f"{t.code} requires the detail key(s) {sorted(missing)}")
