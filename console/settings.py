@@ -187,6 +187,10 @@ if not FIELD_ENCRYPTION_KEYS:
             _tmp.unlink()
     FIELD_ENCRYPTION_KEYS = [_dev_key.read_text().strip()]
 
+# The key of the audit log's keyed hashes of customer ids and search queries. Default: derived
+# from SECRET_KEY (rotating SECRET_KEY then changes the hashes of future rows).
+AUDIT_HMAC_KEY = env.str("AUDIT_HMAC_KEY", default="")
+
 # Redaction detectors switched on for this deployment (conversations.redaction.DETECTORS):
 # card, iban, email, phone, ssn, secret, ip. Default: all of them.
 REDACTION_DETECTORS = env.list("REDACTION_DETECTORS", default=[])

@@ -15,7 +15,6 @@ from django.template.response import TemplateResponse
 from django.urls import path
 
 from .models import (
-    Block,
     Conversation,
     Exchange,
     FieldPolicy,
@@ -67,13 +66,6 @@ class ExchangeAdmin(ReadOnlyAdmin):
     raw_id_fields = ("conversation",)
 
 
-@admin.register(Block)
-class BlockAdmin(ReadOnlyAdmin):
-    list_display = ("id", "message_id", "position", "block_class", "provider_type", "tool_name")
-    list_filter = ("block_class", "provider_type")
-    raw_id_fields = ("message", "conversation")
-
-
 @admin.register(UnknownBlockType)
 class UnknownBlockTypeAdmin(ReadOnlyAdmin):
     """Block types the code has not classified. They are treated as NEVER (never rendered) until
@@ -104,15 +96,15 @@ class FieldPolicyAdmin(admin.ModelAdmin):
     change_list_template = "admin/conversations/fieldpolicy/change_list.html"
 
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        job = field_policy_save(policy=obj)
+        job = field_policy_save(policy=obj, actor=request.user)
         self.message_user(request, f"Re-projection job {job.pk} queued: old conversations follow.")
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
-        field_policy_delete(policy=obj)
+        field_policy_delete(policy=obj, actor=request.user)
 
     def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
         for policy in queryset:
-            field_policy_delete(policy=policy)
+            field_policy_delete(policy=policy, actor=request.user)
 
     def get_urls(self) -> list[Any]:
         return [

@@ -13,10 +13,38 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
+from guardian.models import GroupObjectPermissionBase, UserObjectPermissionBase
 
 from .blocks import BlockClass
+
+
+class Queue(models.Model):
+    """A team's queue. Conversations belong to one (the exchange's ``labels.queue``); who sees a
+    queue's conversations is a django-guardian object permission on it (``permissions.py``)."""
+
+    name = models.CharField(max_length=100, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        permissions = [("see_queue", "See the conversations of this queue")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class QueueUserObjectPermission(UserObjectPermissionBase):
+    """Direct foreign key (not generic): joins stay cheap on the list page."""
+
+    content_object = models.ForeignKey(Queue, on_delete=models.CASCADE)
+
+
+class QueueGroupObjectPermission(GroupObjectPermissionBase):
+    content_object = models.ForeignKey(Queue, on_delete=models.CASCADE)
 
 
 class Conversation(models.Model):
@@ -26,6 +54,7 @@ class Conversation(models.Model):
     labels = models.JSONField(default=dict, blank=True)
     message_count = models.PositiveIntegerField(default=0)
     exchange_count = models.PositiveIntegerField(default=0)
+    tool_call_count = models.PositiveIntegerField(default=0, db_default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(db_index=True)
 
@@ -152,6 +181,12 @@ class Block(models.Model):
         help_text="AUDIT: projected input/result fields, by storage class (dropped ones absent)",
     )
     redacted = models.BooleanField(default=False, help_text="NEVER: withheld by the provider")
+    # Full-text search over the visible (redacted) text; computed by PostgreSQL.
+    search = models.GeneratedField(
+        expression=SearchVector("text", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
 
     # Not stored: what of ``fields`` the current viewer may see, set by selectors for a page
     # (projection.view_fields): the fields shown, and the paths shown as [not kept].
@@ -169,6 +204,7 @@ class Block(models.Model):
             ),
         ]
         ordering = ["message", "position"]
+        indexes = [GinIndex(fields=["search"], name="block_search_idx")]
 
     def __str__(self) -> str:
         return f"{self.block_class} {self.provider_type}"

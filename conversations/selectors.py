@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import Prefetch, QuerySet
+from django.contrib.postgres.search import SearchQuery
+from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from .formats.registry import message_blocks
 from .keys import data_key_for, decrypt_message
-from .models import Block, Conversation, Exchange, Message, UnknownBlockType
+from .models import Block, Conversation, ConversationEvent, Exchange, Message, UnknownBlockType
 from .policies import field_policies, tool_links
 from .projection import FieldView, Rule, project_block, view_fields
+
+# A conversation with at least this many tool calls is flagged "many tool calls".
+MANY_TOOL_CALLS = 5
 
 
 def conversation_by_external_id(external_id: str) -> Conversation | None:
@@ -45,18 +51,16 @@ class ConversationPage:
     conversation: Conversation
     exchanges: list[Exchange]
     messages: list[Message]
+    events: list[ConversationEvent]
 
 
-def conversation_page(pk: int, *, can_see_restricted: bool) -> ConversationPage | None:
-    """A conversation with its exchanges, current messages and blocks, in a fixed number of
-    queries. Each AUDIT block gets ``shown`` and ``hidden``: its fields as this viewer may see
-    them (``projection.view_fields``); each message its exchange's reasoning token count.
+def conversation_page(conversation: Conversation, *, can_see_restricted: bool) -> ConversationPage:
+    """A conversation with its exchanges, current messages, blocks and events, in a fixed
+    number of queries. Each AUDIT block gets ``shown`` and ``hidden``: its fields as this viewer
+    may see them (``projection.view_fields``); each message its exchange's reasoning tokens.
 
     The encrypted raw text is deferred: pages show projections only.
     """
-    conversation = Conversation.objects.filter(pk=pk).first()
-    if conversation is None:
-        return None
     messages = list(
         Message.objects.filter(conversation=conversation, superseded=False)
         .defer("raw_ciphertext")
@@ -80,7 +84,8 @@ def conversation_page(pk: int, *, can_see_restricted: bool) -> ConversationPage 
         .defer("settings_ciphertext")
         .order_by("ordinal")
     )
-    return ConversationPage(conversation, exchanges, messages)
+    events = list(conversation.events.order_by("at", "pk"))
+    return ConversationPage(conversation, exchanges, messages, events)
 
 
 @dataclass(frozen=True)
@@ -166,3 +171,87 @@ def _last_sequence(exchange: Exchange) -> int:
         .first()
     )
     return last if last is not None else -1
+
+
+@dataclass(frozen=True)
+class ListFilters:
+    """The conversation list's filters, all optional; ``after`` is the keyset cursor."""
+
+    queue: str = ""
+    customer: str = ""
+    model: str = ""
+    finish: str = ""
+    flags: frozenset[str] = frozenset()  # truncated, refusal, rewritten, many_tools
+    since: datetime | None = None
+    until: datetime | None = None
+    q: str = ""
+    after: str = ""
+
+
+FLAGS = {
+    "truncated": "truncated",
+    "refusal": "refusal",
+    "rewritten": "history rewritten",
+    "many_tools": f"{MANY_TOOL_CALLS}+ tool calls",
+}
+
+
+def _cursor(row: Conversation) -> str:
+    raw = f"{row.last_activity_at.isoformat()}|{row.pk}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _after(cursor: str) -> tuple[datetime, int] | None:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        at, pk = raw.rsplit("|", 1)
+        return datetime.fromisoformat(at), int(pk)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def conversation_list(
+    visible: QuerySet[Conversation], filters: ListFilters, *, limit: int = 50
+) -> tuple[list[Conversation], str | None]:
+    """One page of conversations, newest activity first, and the cursor of the next page.
+
+    Keyset pagination on (last_activity_at, id): a page costs the same deep in the list as at
+    its top. Exchange-level filters and flags are EXISTS subqueries, search a full-text query
+    over the visible (redacted) text: one query for the page whatever its length.
+    """
+    qs = visible
+    if filters.queue:
+        qs = qs.filter(queue=filters.queue)
+    if filters.customer:
+        qs = qs.filter(customer_external_id=filters.customer)
+    exchanges = Exchange.objects.filter(conversation=OuterRef("pk"))
+    if filters.model:
+        qs = qs.filter(Exists(exchanges.filter(response_model=filters.model)))
+    if filters.finish:
+        qs = qs.filter(Exists(exchanges.filter(stop_reason=filters.finish)))
+    if "truncated" in filters.flags:
+        qs = qs.filter(Exists(exchanges.filter(truncated=True)))
+    if "refusal" in filters.flags:
+        qs = qs.filter(Exists(exchanges.filter(refusal=True)))
+    if "rewritten" in filters.flags:
+        qs = qs.filter(Exists(exchanges.filter(history_rewritten=True)))
+    if "many_tools" in filters.flags:
+        qs = qs.filter(tool_call_count__gte=MANY_TOOL_CALLS)
+    if filters.since:
+        qs = qs.filter(last_activity_at__gte=filters.since)
+    if filters.until:
+        qs = qs.filter(last_activity_at__lt=filters.until)
+    if filters.q:
+        query = SearchQuery(filters.q, config="english", search_type="websearch")
+        qs = qs.filter(Exists(Block.objects.filter(conversation=OuterRef("pk"), search=query)))
+    if filters.after and (cursor := _after(filters.after)) is not None:
+        at, pk = cursor
+        qs = qs.filter(Q(last_activity_at__lt=at) | Q(last_activity_at=at, pk__lt=pk))
+    qs = qs.annotate(
+        any_truncated=Exists(exchanges.filter(truncated=True)),
+        any_refusal=Exists(exchanges.filter(refusal=True)),
+        any_rewritten=Exists(exchanges.filter(history_rewritten=True)),
+    ).order_by("-last_activity_at", "-pk")
+    rows = list(qs[: limit + 1])
+    next_cursor = _cursor(rows[limit - 1]) if len(rows) > limit else None
+    return rows[:limit], next_cursor

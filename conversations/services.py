@@ -12,8 +12,11 @@ import secrets
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth.models import Group
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+
+import audit
 
 from .formats.registry import message_blocks
 from .keys import data_key_for, decrypt_message
@@ -24,6 +27,7 @@ from .models import (
     FieldPolicy,
     IdempotencyKey,
     Message,
+    Queue,
     ReprojectionJob,
     ServiceToken,
 )
@@ -42,6 +46,7 @@ __all__ = [
     "exchange_parse",
     "field_policy_delete",
     "field_policy_save",
+    "queue_grant",
     "reprojection_run",
     "service_token_create",
     "token_hash",
@@ -187,26 +192,28 @@ def conversation_reproject(*, conversation_id: int, policies: Policies) -> int:
 
 
 @transaction.atomic
-def field_policy_save(*, policy: FieldPolicy) -> ReprojectionJob:
-    """Save a policy and re-project every conversation under the new table (in the background)."""
+def field_policy_save(*, policy: FieldPolicy, actor: Any = None) -> ReprojectionJob:
+    """Save a policy and re-project every conversation under the new table (in the background).
+    Audited in the same transaction."""
     policy.full_clean()
     policy.save()
-    return _policies_changed(reason=f"policy saved: {policy}")
+    return _policies_changed(change="saved", description=str(policy), actor=actor)
 
 
 @transaction.atomic
-def field_policy_delete(*, policy: FieldPolicy) -> ReprojectionJob:
+def field_policy_delete(*, policy: FieldPolicy, actor: Any = None) -> ReprojectionJob:
     description = str(policy)
     policy.delete()
-    return _policies_changed(reason=f"policy deleted: {description}")
+    return _policies_changed(change="deleted", description=description, actor=actor)
 
 
-def _policies_changed(*, reason: str) -> ReprojectionJob:
+def _policies_changed(*, change: str, description: str, actor: Any) -> ReprojectionJob:
     from .tasks import reproject  # tasks import services: imported here, at call time
 
-    job = ReprojectionJob.objects.create(reason=reason[:300])
+    job = ReprojectionJob.objects.create(reason=f"policy {change}: {description}"[:300])
     transaction.on_commit(policies_changed)
     transaction.on_commit(lambda: reproject.delay(job.pk))
+    audit.record("policy.changed", actor=actor, change=change, policy=description, job=job.pk)
     return job
 
 
@@ -245,3 +252,25 @@ def reprojection_run(*, job_id: int, chunk: int = 200) -> ReprojectionJob:
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "done", "finished_at"])
     return job
+
+
+@transaction.atomic
+def queue_grant(
+    *, principal: Any, queue_name: str, revoke: bool = False, actor: Any = None
+) -> Queue:
+    """Let a user or a group see a queue's conversations (or stop them): a guardian object
+    permission on the queue, created if no conversation named it yet."""
+    from guardian.shortcuts import assign_perm, remove_perm
+
+    from .permissions import SEE_QUEUE
+
+    queue, _ = Queue.objects.get_or_create(name=queue_name)
+    if revoke:
+        remove_perm(SEE_QUEUE, principal, queue)
+    else:
+        assign_perm(SEE_QUEUE, principal, queue)
+    who = {"group": principal.pk} if isinstance(principal, Group) else {"user": principal.pk}
+    audit.record(
+        "queue.revoked" if revoke else "queue.granted", actor=actor, queue=queue.name, **who
+    )
+    return queue

@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from .blocks import BlockClass, ParsedExchange
 from .keys import data_keys_for, encrypt_message
-from .models import Block, Conversation, Exchange, Message
+from .models import Block, Conversation, Exchange, Message, Queue
 from .planning import (
     ExchangeInput,
     ExchangePlan,
@@ -118,6 +118,12 @@ _UPSERT_CONVERSATIONS = f"""
     ON CONFLICT (external_id) DO UPDATE SET external_id = c.external_id
     RETURNING c.id, c.external_id, c.customer_external_id, c.exchange_count, (c.xmax = 0)
 """  # noqa: S608
+_UPSERT_QUEUES = (
+    f"INSERT INTO {Queue._meta.db_table} (name, created_at) "
+    "SELECT DISTINCT unnest(%s::text[]), now() ON CONFLICT (name) DO NOTHING"
+)
+# Queue names this process has seen committed: their rows exist, no need to ask again.
+_known_queues: set[str] = set()
 _STORED_MESSAGES = (
     f"SELECT conversation_id, id, sha256, canonical_sha256, superseded FROM {_MESSAGES} "  # noqa: S608
     "WHERE conversation_id = ANY(%s) ORDER BY conversation_id, sequence"
@@ -147,8 +153,9 @@ _UPDATE_COUNTERS = f"""
     UPDATE {_CONVERSATIONS} AS c
     SET message_count = c.message_count + v.m,
         exchange_count = c.exchange_count + v.e,
+        tool_call_count = c.tool_call_count + v.t,
         last_activity_at = %s
-    FROM unnest(%s::bigint[], %s::int[], %s::int[]) AS v(id, m, e)
+    FROM unnest(%s::bigint[], %s::int[], %s::int[], %s::int[]) AS v(id, m, e, t)
     WHERE c.id = v.id
 """  # noqa: S608
 
@@ -174,6 +181,7 @@ class _Conversation:
     current_rows: list[int | PlannedMessage] = field(default_factory=list)
     messages: int = 0  # added by this batch
     exchanges: int = 0  # added by this batch
+    tool_calls: int = 0  # added by this batch
 
     def supersede(self, index: int) -> int | None:
         """Stop current message ``index`` being current; its row id when stored before."""
@@ -217,6 +225,11 @@ def _lock_conversations(
     first_seen: dict[str, ExchangeInput] = {}
     for _, data, _ in items:
         first_seen.setdefault(data.conversation, data)
+    queues = {queue_of(d.labels) for d in first_seen.values()} - {""} - _known_queues
+    if queues:
+        # A queue exists as soon as a conversation names it, so admins can grant it.
+        cur.execute(_UPSERT_QUEUES, [sorted(queues)])
+        transaction.on_commit(lambda: _known_queues.update(queues))
     cur.execute(
         _UPSERT_CONVERSATIONS,
         [
@@ -272,6 +285,7 @@ def _plan(
             if stored_id is not None:
                 superseded.append(stored_id)
         first = conversation.add(plan.new_messages)
+        conversation.tool_calls += plan.tool_call_count
         ordinal = conversation.exchanges_before + conversation.exchanges
         planned.append(
             _Planned(
@@ -457,6 +471,7 @@ def _ingest_batch(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) ->
                     [c.pk for c in touched],
                     [c.messages for c in touched],
                     [c.exchanges for c in touched],
+                    [c.tool_calls for c in touched],
                 ],
             )
     unknown: Counter[tuple[str, str]] = Counter()

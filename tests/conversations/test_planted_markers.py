@@ -263,7 +263,7 @@ def test_no_marker_in_the_database_dump_nor_in_redis(admin_client: Any) -> None:
     # The console and the admin show none of it either.
     pages = [
         "/",
-        "/admin/conversations/block/",
+        "/admin/conversations/fieldpolicy/",
         "/admin/conversations/exchange/",
         "/admin/conversations/unknownblocktype/",
     ]
