@@ -13,6 +13,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 import audit
+from conversations.models import Conversation
 from conversations.permissions import (
     access_conversation,
     can_read_conversations,
@@ -33,7 +34,8 @@ def _require_reader(request: HttpRequest) -> None:
 def home(request: HttpRequest) -> HttpResponse:
     _require_reader(request)
     form = ConversationFilterForm(request.GET)
-    rows, next_cursor = [], None
+    rows: list[Conversation] = []
+    next_cursor: str | None = None
     if form.is_valid():
         filters = form.filters()
         rows, next_cursor = conversation_list(visible_conversations(request.user), filters)

@@ -252,6 +252,6 @@ def conversation_list(
         any_refusal=Exists(exchanges.filter(refusal=True)),
         any_rewritten=Exists(exchanges.filter(history_rewritten=True)),
     ).order_by("-last_activity_at", "-pk")
-    rows = list(qs[: limit + 1])
+    rows: list[Conversation] = list(qs[: limit + 1])
     next_cursor = _cursor(rows[limit - 1]) if len(rows) > limit else None
     return rows[:limit], next_cursor
