@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from conversations.selectors import FLAGS, ListFilters
@@ -64,3 +66,35 @@ class ConversationFilterForm(forms.Form):
         return bool(
             f.q or f.queue or f.customer or f.model or f.finish or f.flags or f.since or f.until
         )
+
+
+class AuditFilterForm(forms.Form):
+    code = forms.ChoiceField(required=False, label="Event", choices=())
+    actor = forms.CharField(required=False, max_length=150, label="Who (user name)")
+    conversation = forms.IntegerField(required=False, min_value=1, label="Conversation #")
+    subject = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Customer id",
+        help_text="hashed before the search; never stored",
+    )
+    since = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    before = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from audit import EVENT_TYPES
+
+        families = sorted({code.split(".")[0] + "." for code in EVENT_TYPES})
+        field = self.fields["code"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [
+            ("", "any"),
+            *[(f, f"{f}*") for f in families],
+            *[(code, code) for code in sorted(EVENT_TYPES)],
+        ]

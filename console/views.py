@@ -7,21 +7,28 @@ transaction of the read (``audit.record``).
 
 from __future__ import annotations
 
+from datetime import datetime, time, timedelta
+from typing import Any
+
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 
 import audit
+from audit.selectors import AuditFilters, audit_events
 from conversations.models import Conversation
 from conversations.permissions import (
     access_conversation,
     can_read_conversations,
+    is_console_admin,
     visible_conversations,
 )
 from conversations.selectors import FLAGS, conversation_list, conversation_page
 
-from .forms import ConversationFilterForm
+from .forms import AuditFilterForm, ConversationFilterForm
 
 
 def _require_reader(request: HttpRequest) -> None:
@@ -83,3 +90,53 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "conversation.viewed", actor=request.user, conversation_id=conversation.pk, page="detail"
     )
     return render(request, "console/conversation.html", {"page": page})
+
+
+def _require_auditor(request: HttpRequest) -> None:
+    user = request.user
+    compliance = user.groups.filter(name="compliance").exists()
+    if not (user.is_active and (is_console_admin(user) or compliance)):
+        raise Http404
+
+
+@login_required
+@transaction.atomic
+def audit_log(request: HttpRequest) -> HttpResponse:
+    """Compliance staff browse the audit log, newest first, with filters; 100 rows a page."""
+    _require_auditor(request)
+    form = AuditFilterForm(request.GET)
+    rows: list[Any] = []
+    older: str | None = None
+    if form.is_valid():
+        data = form.cleaned_data
+        tz = timezone.get_current_timezone()
+        actor = None
+        if data["actor"]:
+            users = get_user_model().objects.filter(username=data["actor"])
+            actor = users.values_list("pk", flat=True).first() or -1  # unknown: no rows
+        filters = AuditFilters(
+            code=data["code"] or None,
+            actor_id=actor,
+            conversation_id=data["conversation"],
+            subject=data["subject"] or None,
+            since=datetime.combine(data["since"], time.min, tz) if data["since"] else None,
+            until=(
+                datetime.combine(data["until"] + timedelta(days=1), time.min, tz)
+                if data["until"]
+                else None
+            ),
+        )
+        qs = audit_events(filters)
+        if data["before"]:
+            qs = qs.filter(pk__lt=data["before"])
+        rows = list(qs[:101])
+        if len(rows) > 100:
+            rows = rows[:100]
+            params = request.GET.copy()
+            params["before"] = str(rows[-1].pk)
+            older = params.urlencode()
+        used = sorted(name for name in form.changed_data if name != "before")
+        audit.record(
+            "audit.viewed", actor=request.user, page="list", filters=used, results=len(rows)
+        )
+    return render(request, "console/audit.html", {"form": form, "rows": rows, "older": older})

@@ -10,6 +10,9 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin
+from django.contrib.admin.widgets import FilteredSelectMultiple
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path
@@ -18,6 +21,9 @@ from .models import (
     Conversation,
     Exchange,
     FieldPolicy,
+    Queue,
+    QueueGroupObjectPermission,
+    QueueUserObjectPermission,
     ReprojectionJob,
     ServiceToken,
     ToolLink,
@@ -25,7 +31,7 @@ from .models import (
 )
 from .projection import PATH_RE, Rule
 from .selectors import exchange_preview
-from .services import field_policy_delete, field_policy_save
+from .services import field_policy_delete, field_policy_save, queue_grant
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -162,3 +168,69 @@ class ReprojectionJobAdmin(ReadOnlyAdmin):
     @admin.display(description="progress")
     def progress(self, obj: ReprojectionJob) -> str:
         return f"{obj.done} / {obj.total} ({obj.percent}%)"
+
+
+class QueueAccessForm(forms.ModelForm):
+    """Who sees the queue's conversations: its users and groups (guardian object permissions)."""
+
+    users = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.filter(is_active=True).order_by("username"),
+        required=False,
+        widget=FilteredSelectMultiple("users", is_stacked=False),
+    )
+    groups = forms.ModelMultipleChoiceField(
+        queryset=Group.objects.order_by("name"),
+        required=False,
+        widget=FilteredSelectMultiple("groups", is_stacked=False),
+    )
+
+    class Meta:
+        model = Queue
+        fields = ["name"]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.fields["users"].initial = list(
+                QueueUserObjectPermission.objects.filter(content_object=self.instance).values_list(
+                    "user_id", flat=True
+                )
+            )
+            self.fields["groups"].initial = list(
+                QueueGroupObjectPermission.objects.filter(content_object=self.instance).values_list(
+                    "group_id", flat=True
+                )
+            )
+
+
+@admin.register(Queue)
+class QueueAdmin(admin.ModelAdmin):
+    """Grant and revoke queues here; each change goes through ``queue_grant`` and is audited."""
+
+    form = QueueAccessForm
+    list_display = ("name", "created_at")
+    search_fields = ("name",)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        obj.save()
+        for field, model in (
+            ("users", QueueUserObjectPermission),
+            ("groups", QueueGroupObjectPermission),
+        ):
+            key = "user" if field == "users" else "group"
+            before = set(
+                model.objects.filter(content_object=obj).values_list(f"{key}_id", flat=True)
+            )
+            after = {p.pk for p in form.cleaned_data[field]}
+            for principal in form.cleaned_data[field]:
+                if principal.pk not in before:
+                    queue_grant(principal=principal, queue_name=obj.name, actor=request.user)
+            removed = before - after
+            if removed:
+                principals = (get_user_model() if key == "user" else Group).objects.filter(
+                    pk__in=removed
+                )
+                for principal in principals:
+                    queue_grant(
+                        principal=principal, queue_name=obj.name, revoke=True, actor=request.user
+                    )

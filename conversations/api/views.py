@@ -21,6 +21,7 @@ from ..services import (
     conversation_ingest_exchange,
     conversation_record_event,
 )
+from . import schema  # noqa: F401  (registers the authentication scheme with drf-spectacular)
 from .errors import ApiError
 from .serializers import (
     ErrorSerializer,
