@@ -14,7 +14,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 
 import audit
@@ -39,6 +39,8 @@ def _require_reader(request: HttpRequest) -> None:
 @login_required
 @transaction.atomic
 def home(request: HttpRequest) -> HttpResponse:
+    if not can_read_conversations(request.user) and _is_auditor(request.user):
+        return redirect("audit-log")  # compliance staff start at the audit log
     _require_reader(request)
     form = ConversationFilterForm(request.GET)
     rows: list[Conversation] = []
@@ -92,10 +94,14 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "console/conversation.html", {"page": page})
 
 
+def _is_auditor(user: Any) -> bool:
+    if not user.is_active:
+        return False
+    return is_console_admin(user) or user.groups.filter(name="compliance").exists()
+
+
 def _require_auditor(request: HttpRequest) -> None:
-    user = request.user
-    compliance = user.groups.filter(name="compliance").exists()
-    if not (user.is_active and (is_console_admin(user) or compliance)):
+    if not _is_auditor(request.user):
         raise Http404
 
 

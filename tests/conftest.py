@@ -35,6 +35,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _fast_password_hashing(settings: Any) -> None:
+    """Real hashing costs a third of a second per user: too slow for fixtures making many."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def _fresh_policy_cache() -> None:
     """A test's policies are rolled back with it: no process cache may outlive the test."""
     policies_changed()
