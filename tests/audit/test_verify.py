@@ -189,7 +189,8 @@ def _url(alias: str) -> str:
     user = params.get("user") or ""
     password = params.get("password") or ""
     if host.startswith("/") or not host:
-        return f"postgres://{user}:{password}@/{params['dbname']}?host={host or '/var/run/postgresql'}&port={port}"
+        socket = host or "/var/run/postgresql"
+        return f"postgres://{user}:{password}@/{params['dbname']}?host={socket}&port={port}"
     return f"postgres://{user}:{password}@{host}:{port}/{params['dbname']}"
 
 
