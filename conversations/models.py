@@ -55,6 +55,11 @@ class Conversation(models.Model):
     message_count = models.PositiveIntegerField(default=0)
     exchange_count = models.PositiveIntegerField(default=0)
     tool_call_count = models.PositiveIntegerField(default=0, db_default=0)
+    # Any of its exchanges so flagged: kept here so the list filters and shows them without
+    # scanning exchanges.
+    any_truncated = models.BooleanField(default=False, db_default=False)
+    any_refusal = models.BooleanField(default=False, db_default=False)
+    any_rewritten = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(db_index=True)
 

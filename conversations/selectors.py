@@ -216,8 +216,9 @@ def conversation_list(
     """One page of conversations, newest activity first, and the cursor of the next page.
 
     Keyset pagination on (last_activity_at, id): a page costs the same deep in the list as at
-    its top. Exchange-level filters and flags are EXISTS subqueries, search a full-text query
-    over the visible (redacted) text: one query for the page whatever its length.
+    its top. Flags are columns of the conversation; model and finish reason are EXISTS
+    subqueries; search is a full-text query over the visible (redacted) text: one query for the
+    page whatever its length.
     """
     qs = visible
     if filters.queue:
@@ -230,11 +231,11 @@ def conversation_list(
     if filters.finish:
         qs = qs.filter(Exists(exchanges.filter(stop_reason=filters.finish)))
     if "truncated" in filters.flags:
-        qs = qs.filter(Exists(exchanges.filter(truncated=True)))
+        qs = qs.filter(any_truncated=True)
     if "refusal" in filters.flags:
-        qs = qs.filter(Exists(exchanges.filter(refusal=True)))
+        qs = qs.filter(any_refusal=True)
     if "rewritten" in filters.flags:
-        qs = qs.filter(Exists(exchanges.filter(history_rewritten=True)))
+        qs = qs.filter(any_rewritten=True)
     if "many_tools" in filters.flags:
         qs = qs.filter(tool_call_count__gte=MANY_TOOL_CALLS)
     if filters.since:
@@ -246,12 +247,11 @@ def conversation_list(
         qs = qs.filter(Exists(Block.objects.filter(conversation=OuterRef("pk"), search=query)))
     if filters.after and (cursor := _after(filters.after)) is not None:
         at, pk = cursor
-        qs = qs.filter(Q(last_activity_at__lt=at) | Q(last_activity_at=at, pk__lt=pk))
-    qs = qs.annotate(
-        any_truncated=Exists(exchanges.filter(truncated=True)),
-        any_refusal=Exists(exchanges.filter(refusal=True)),
-        any_rewritten=Exists(exchanges.filter(history_rewritten=True)),
-    ).order_by("-last_activity_at", "-pk")
+        # The redundant "<=" lets PostgreSQL start the index scan at the cursor.
+        qs = qs.filter(last_activity_at__lte=at).filter(
+            Q(last_activity_at__lt=at) | Q(last_activity_at=at, pk__lt=pk)
+        )
+    qs = qs.order_by("-last_activity_at", "-pk")
     rows: list[Conversation] = list(qs[: limit + 1])
     next_cursor = _cursor(rows[limit - 1]) if len(rows) > limit else None
     return rows[:limit], next_cursor

@@ -154,8 +154,15 @@ _UPDATE_COUNTERS = f"""
     SET message_count = c.message_count + v.m,
         exchange_count = c.exchange_count + v.e,
         tool_call_count = c.tool_call_count + v.t,
-        last_activity_at = %s
-    FROM unnest(%s::bigint[], %s::int[], %s::int[], %s::int[]) AS v(id, m, e, t)
+        any_truncated = c.any_truncated OR v.ft,
+        any_refusal = c.any_refusal OR v.fr,
+        any_rewritten = c.any_rewritten OR v.fw,
+        -- activity is when the exchanges happened (started_at), not when they were stored
+        last_activity_at = CASE WHEN c.exchange_count = 0 THEN v.a
+                                ELSE GREATEST(c.last_activity_at, v.a) END
+    FROM unnest(%s::bigint[], %s::int[], %s::int[], %s::int[], %s::timestamptz[],
+                %s::bool[], %s::bool[], %s::bool[])
+         AS v(id, m, e, t, a, ft, fr, fw)
     WHERE c.id = v.id
 """  # noqa: S608
 
@@ -182,6 +189,10 @@ class _Conversation:
     messages: int = 0  # added by this batch
     exchanges: int = 0  # added by this batch
     tool_calls: int = 0  # added by this batch
+    activity: datetime | None = None  # the latest started_at of this batch's exchanges
+    truncated: bool = False  # any exchange of this batch was so flagged
+    refusal: bool = False
+    rewritten: bool = False
 
     def supersede(self, index: int) -> int | None:
         """Stop current message ``index`` being current; its row id when stored before."""
@@ -286,6 +297,13 @@ def _plan(
                 superseded.append(stored_id)
         first = conversation.add(plan.new_messages)
         conversation.tool_calls += plan.tool_call_count
+        conversation.truncated |= parsed.params.truncated
+        conversation.refusal |= parsed.params.refusal
+        conversation.rewritten |= plan.rewritten_at is not None
+        if data.started_at is not None and (
+            conversation.activity is None or data.started_at > conversation.activity
+        ):
+            conversation.activity = data.started_at
         ordinal = conversation.exchanges_before + conversation.exchanges
         planned.append(
             _Planned(
@@ -467,11 +485,14 @@ def _ingest_batch(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) ->
             cur.execute(
                 _UPDATE_COUNTERS,
                 [
-                    now,
                     [c.pk for c in touched],
                     [c.messages for c in touched],
                     [c.exchanges for c in touched],
                     [c.tool_calls for c in touched],
+                    [c.activity or now for c in touched],
+                    [c.truncated for c in touched],
+                    [c.refusal for c in touched],
+                    [c.rewritten for c in touched],
                 ],
             )
     unknown: Counter[tuple[str, str]] = Counter()

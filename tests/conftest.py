@@ -41,6 +41,17 @@ def _fast_password_hashing(settings: Any) -> None:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_guardian_content_types() -> Any:
+    """django-guardian memoises permission content types for the process (an lru_cache), but a
+    transactional test's flush recreates them under new ids: clear it around every test."""
+    from guardian.shortcuts import _get_ct_cached
+
+    _get_ct_cached.cache_clear()
+    yield
+    _get_ct_cached.cache_clear()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_policy_cache() -> None:
     """A test's policies are rolled back with it: no process cache may outlive the test."""
     policies_changed()
