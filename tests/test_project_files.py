@@ -73,3 +73,30 @@ def test_ci_runs_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
     assert "make test" in ci
     assert "pg_isready" in ci and "redis-cli" in ci
+
+
+def test_deploy_checks_are_clean_under_production_settings() -> None:
+    import base64
+    import os
+    import secrets
+    import subprocess
+    import sys
+
+    env = {
+        **os.environ,
+        "ENVIRONMENT": "production",
+        "SECRET_KEY": secrets.token_urlsafe(50),
+        "FIELD_ENCRYPTION_KEYS": base64.urlsafe_b64encode(os.urandom(32)).decode(),
+        "ALLOWED_HOSTS": "console.example.com",
+        "DEBUG": "false",
+    }
+    result = subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
