@@ -182,10 +182,15 @@ _SECRET_FAMILIES: tuple[tuple[tuple[str, ...], int, re.Pattern[str]], ...] = tup
             ("-----begin",),
             0,
             r"-----BEGIN (?P<prefix>(?:[A-Z0-9]+ )*PRIVATE KEY)-----"
-            r"(?:(?s:.*?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
+            r"(?:(?s:.{0,16384}?)-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----"
             r"|(?:(?:\s|\\n)*+[A-Za-z0-9+/=]{16,}+)*+)",
         ),
     )
+)
+# The same without its END line, for a text that has none (the lazy search for it would run to
+# 16 KB past each BEGIN).
+_PEM_UNTERMINATED = re.compile(
+    r"-----BEGIN (?P<prefix>(?:[A-Z0-9]+ )*PRIVATE KEY)-----(?:(?:\s|\\n)*+[A-Za-z0-9+/=]{16,}+)*+"
 )
 _FAMILIES_BY_TRIGGER = {
     t: (offset, p) for triggers, offset, p in _SECRET_FAMILIES for t in triggers
@@ -208,7 +213,7 @@ _BARE_BEARER = re.compile(
 _ASSIGNMENT = re.compile(
     r"(?i:(?<![A-Za-z])(?:[a-z]+_)*(?:secret(?:_access)?(?:_key)?|client_secret|api[_-]?key"
     r"|private_key|(?:access|auth|refresh|session)_token|token|password|passwd|pwd))"
-    r"[\"']?\s*(?::|=|\bis\b)\s*[\"']?(?P<value>[^\s\"'<>,;\[\]]{8,})"
+    r"[\"']?\s*(?::|=|\bis\b)\s*[\"']?(?P<value>[^\s\"'<>,;\[\]]{8,1024})"
 )
 _CONTEXT_TRIGGERS: dict[str, re.Pattern[str]] = {
     "authoriz": _AUTH_HEADER,
@@ -256,12 +261,21 @@ def _scan_secret(scan: Scan) -> Iterator[Finding]:
     text = scan.text
     known: list[Finding] = []
     contextual: list[tuple[re.Pattern[str], int]] = []
+    covered = 0  # triggers inside a key found already are part of it
+    pem_end: bool | None = None
     for trigger, at in _triggers(scan):
+        if at < covered:
+            continue
         family = _FAMILIES_BY_TRIGGER.get(trigger)
         if family is None:
             contextual.append((_CONTEXT_TRIGGERS[trigger], at))
             continue
         offset, pattern = family
+        if trigger == "-----begin":
+            if pem_end is None:
+                pem_end = "-----end" in scan.lower
+            if not pem_end:
+                pattern = _PEM_UNTERMINATED
         m = pattern.match(text, at + offset) if at + offset >= 0 else None
         if m is None:
             continue
@@ -269,10 +283,15 @@ def _scan_secret(scan: Scan) -> Iterator[Finding]:
         if prefix == "sk-" and not _DIGIT.search(m.group("body")):
             continue  # "sk-learn-compatible-..." is prose; keys are random, digits included
         known.append(Finding("secret", m.start(), m.end(), prefix))
+        covered = m.end()
     yield from known
+    covered = 0
     for pattern, at in contextual:
+        if at < covered:
+            continue
         if pattern is _ASSIGNMENT:  # "AWS_SECRET_ACCESS_KEY": the name starts before "secret"
-            while at > 0 and text[at - 1] in _NAME_CHARS:
+            floor = max(0, at - 64)
+            while at > floor and text[at - 1] in _NAME_CHARS:
                 at -= 1
         m = pattern.match(text, at)
         if m is None:
@@ -286,6 +305,7 @@ def _scan_secret(scan: Scan) -> Iterator[Finding]:
             continue  # the key itself, found by its prefix: that hint tells more
         hint = m.group("scheme").capitalize() if pattern is not _ASSIGNMENT else ""
         known.append(Finding("secret", start, end, hint))
+        covered = end
         yield known[-1]
 
 
@@ -371,6 +391,9 @@ def _cards_in_groups(text: str, groups: list[tuple[int, int]]) -> Iterator[Findi
     widths = [e - s for s, e in groups]
     i = 0
     while i < len(groups):
+        if widths[i] < 3:  # a card starts with a group of 3 digits or more
+            i += 1
+            continue
         best = -1
         digits = ""
         for j in range(i, len(groups)):
@@ -564,8 +587,11 @@ def _phone_shaped(run: str, digits: str, shape: _NationalShape) -> bool:
         return len(digits) >= 7
     if run.count(".") >= 3 or _DATE_START.match(run):
         return False  # an IPv4 address, an OID, a version; a date (and the hour after it)
-    if len(digits) not in shape.lengths:
-        return False
+    return len(digits) in shape.lengths and _national_ok(digits, shape)
+
+
+def _national_ok(digits: str, shape: _NationalShape) -> bool:
+    """Whether ``digits`` read as a national number of the region (its prefix allowed)."""
     if shape.pattern is None:
         return True
     if shape.prefix and digits.startswith(shape.prefix):
@@ -620,6 +646,8 @@ def _phones_in_slices(
     someone wrote on purpose (a bracket, "+", "-" or "." in it): a slice of blank-separated
     digit groups is more likely a piece of a longer number ("GB82 WEST 1669 0694 9772 4625 30").
     """
+    if not any(c in text[start:end] for c in "()+-."):
+        return  # no slice of it can be formatted
     groups = [m.span() for m in _GROUP.finditer(text, start, end)]
     last = len(groups) - 1
     opens = [k for k in range(1, last + 1) if " " in text[groups[k - 1][1] : groups[k][0]]]
@@ -631,10 +659,17 @@ def _phones_in_slices(
         s = groups[a][0]
         while s > start and text[s - 1] in "+(":
             s -= 1
+        international = text[s] == "+" or text[s : s + 2] == "(+"
+        digits = ""
         for b in range(a, last + 1):
-            if b in closes or b == last:
-                if (a, b) == (0, last):
-                    break  # the whole run: already tried
+            digits += text[groups[b][0] : groups[b][1]]
+            if len(digits) > 17:
+                break  # longer than any phone number
+            if international:
+                plausible = len(digits) >= 7
+            else:
+                plausible = len(digits) in shape.lengths and _national_ok(digits, shape)
+            if plausible and (b in closes or b == last) and (a, b) != (0, last):
                 piece = text[s : groups[b][1]]
                 if any(c in piece for c in "()+-.") and (
                     found := _phone_in(text, s, groups[b][1], shape, region)
@@ -941,7 +976,7 @@ def _redact(text: str, chosen: tuple[Detector, ...], options: Options) -> str:
     # ends with one), and what lost an overlap may be a finding once the winner is replaced
     # ("password: 00000:::4111 ..."). Redacting twice must give what redacting once gave, so
     # look again in those cases (rare in real text) until nothing changes.
-    for _ in range(4):
+    for _ in range(16):  # each pass removes text: it ends; chains longer than this are contrived
         if not dropped and not any(
             _RUN_AFTER.match(text, f.end) or _RUN_BEFORE.search(text, max(0, f.start - 4), f.start)
             for f in findings
