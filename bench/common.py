@@ -87,9 +87,7 @@ def setup_django(settings_module: str = "console.settings") -> dict[str, str]:
 def truncate_conversations() -> None:
     """Empty the conversation store (and whatever references it) and restart its sequences."""
     from django.apps import apps
-    from django.db import connection
-
-    from django.db import connections, router
+    from django.db import connection, connections, router
 
     by_alias: dict[str, list[str]] = {}
     for model in apps.get_app_config("conversations").get_models():

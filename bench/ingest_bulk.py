@@ -89,7 +89,9 @@ def run_ingest(path: Path, batch_size: int, profile: bool) -> IngestRun:
         raise BenchError(f"ingest failed: {exc}\n{err.getvalue()[:2000]}") from exc
     if profiler is not None:
         print_profile(profiler)
-    payload = sum(len(sealed) for sealed in Message.objects.values_list("raw_ciphertext", flat=True))
+    payload = sum(
+        len(sealed) for sealed in Message.objects.values_list("raw_ciphertext", flat=True)
+    )
     return IngestRun(
         sw.seconds,
         Exchange.objects.count(),

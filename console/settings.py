@@ -251,3 +251,16 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }
+
+# The reasoning review (conversations/reviews.py). With an OpenAI API key, a stored OpenAI
+# Responses exchange with no reasoning summary gets its summary fetched at read time from
+# GET {OPENAI_BASE_URL}/v1/responses/{id} (never stored); without one, the page says so.
+OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
+OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="https://api.openai.com")
+# Seconds allowed for each phase of a provider request (connect at most 5).
+PROVIDER_TIMEOUT_SECONDS = env.float("PROVIDER_TIMEOUT_SECONDS", default=10.0)
+# Reviews one user may open per hour (counted from the audit log's review.read rows).
+REVIEW_RATE_LIMIT = env.int("REVIEW_RATE_LIMIT", default=20)
+# More distinct conversations than this reviewed by one user within 24 hours raises a
+# ReviewAlert for compliance (admin: Review alerts).
+REVIEW_ALERT_THRESHOLD = env.int("REVIEW_ALERT_THRESHOLD", default=10)

@@ -3,12 +3,14 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import views
+from . import review_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("conversations/<int:pk>/", views.conversation_detail, name="conversation-detail"),
+    path("conversations/<int:pk>/review/", review_views.review, name="conversation-review"),
     path("audit/", views.audit_log, name="audit-log"),
+    path("audit/review-grants/", review_views.review_grants, name="review-grants"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),

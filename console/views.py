@@ -26,6 +26,7 @@ from conversations.permissions import (
     is_console_admin,
     visible_conversations,
 )
+from conversations.reviews import review_grant_live
 from conversations.selectors import FLAGS, conversation_list, conversation_page
 
 from .forms import AuditFilterForm, ConversationFilterForm
@@ -91,7 +92,8 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     audit.record(
         "conversation.viewed", actor=request.user, conversation_id=conversation.pk, page="detail"
     )
-    return render(request, "console/conversation.html", {"page": page})
+    can_review = review_grant_live(user=request.user, conversation_id=conversation.pk) is not None
+    return render(request, "console/conversation.html", {"page": page, "can_review": can_review})
 
 
 def _is_auditor(user: Any) -> bool:

@@ -15,7 +15,12 @@ from django.db import transaction
 ROLES: dict[str, list[str]] = {
     "support_agent": ["conversations.view_conversation"],
     "reviewer": ["conversations.view_conversation"],
-    "compliance": ["audit.view_auditevent"],
+    # Compliance reads review grants and alerts (who may read reasoning, who read unusually much).
+    "compliance": [
+        "audit.view_auditevent",
+        "conversations.view_reviewgrant",
+        "conversations.view_reviewalert",
+    ],
     "admin": [
         "conversations.view_conversation",
         "conversations.view_exchange",
@@ -36,6 +41,11 @@ ROLES: dict[str, list[str]] = {
         "audit.view_auditevent",
         "conversations.view_servicetoken",
         "conversations.change_servicetoken",
+        # Review grants: given and revoked (the admin's action) through reviews.py, audited.
+        "conversations.view_reviewgrant",
+        "conversations.add_reviewgrant",
+        "conversations.change_reviewgrant",
+        "conversations.view_reviewalert",
     ],
 }
 
