@@ -162,12 +162,78 @@ def expect(value: Any, kind: type | tuple[type, ...], *, field: str, at: str) ->
         )
     if not isinstance(value, kind):
         raise FormatError(
-            f"expected {_name(kind)}, got {_json_type(value)}",
+            f"expected {_name(kind)}, got {json_type(value)}",
             field=field,
             at=at,
             code="wrong_type",
         )
     return value
+
+
+# --- typed readers shared by the formats ------------------------------------------------------
+
+
+def required(
+    obj: dict[str, Any], key: str, kind: type | tuple[type, ...], *, field: str, at: str
+) -> Any:
+    """``obj[key]``, which must be there and be of ``kind``."""
+    if key not in obj:
+        raise FormatError(
+            f"expected {key!r} ({_name(kind)}), but the key is missing",
+            field=field,
+            at=f"{at}.{key}",
+            code="missing",
+        )
+    return expect(obj[key], kind, field=field, at=f"{at}.{key}")
+
+
+def optional(
+    obj: dict[str, Any], key: str, kind: type | tuple[type, ...], *, field: str, at: str
+) -> Any:
+    """``obj[key]`` when present and not null (then it must be of ``kind``), else None."""
+    value = obj.get(key)
+    return None if value is None else expect(value, kind, field=field, at=f"{at}.{key}")
+
+
+def tool_arguments(text: str) -> Any:
+    """Tool arguments as parsed JSON; the string itself when it does not parse (cut off)."""
+    try:
+        return json.loads(text)
+    except (json.JSONDecodeError, RecursionError):
+        return text
+
+
+def body_members(text: Any, *, field: str) -> dict[str, Span]:
+    """The top-level members of a JSON object body, each with its exact source text."""
+    if not isinstance(text, str):
+        raise FormatError(
+            f"expected JSON text, got {type(text).__name__}", field=field, code="wrong_type"
+        )
+    try:
+        return object_member_spans(text, field=field)
+    except FormatError as exc:
+        if exc.code != "wrong_type":
+            raise
+        expect(json.loads(text), dict, field=field, at="$")  # says what came instead
+        raise
+
+
+def compact_checked(value: Any, *, field: str, at: str) -> str:
+    """compact(), refusing what could not be stored as UTF-8 (a lone surrogate from a \\ud800
+    escape) or serialised at all (nesting at the interpreter's limit)."""
+    try:
+        text = compact(value)
+        text.encode("utf-8")
+    except RecursionError:
+        raise FormatError("JSON nested too deep", field=field, at=at, code="too_deep") from None
+    except UnicodeEncodeError:
+        raise FormatError(
+            "a string holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape)",
+            field=field,
+            at=at,
+            code="invalid_unicode",
+        ) from None
+    return text
 
 
 def _name(kind: type | tuple[type, ...]) -> str:
@@ -186,7 +252,7 @@ def _json_type_name(k: type) -> str:
     }.get(k, k.__name__)
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     if value is None:
         return "null"
     return _json_type_name(type(value))

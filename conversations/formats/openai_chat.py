@@ -21,18 +21,20 @@ How to extend:
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
 from .base import (
     FormatError,
-    Span,
-    compact,
     element_spans,
     expect,
     object_member_spans,
 )
+from .base import body_members as _members
+from .base import compact_checked as _serialise
+from .base import optional as _opt
+from .base import required as _req
+from .base import tool_arguments as _arguments
 from .registry import register
 from .sse import Event, iter_events
 
@@ -44,75 +46,6 @@ _STRING_DELTAS = frozenset({"content", "refusal", *_REASONING_KEYS})
 
 
 # --- small typed readers ------------------------------------------------------------------------
-
-
-def _kind_name(kind: type | tuple[type, ...]) -> str:
-    kinds = kind if isinstance(kind, tuple) else (kind,)
-    names = {dict: "object", list: "array", str: "string", int: "integer", bool: "boolean"}
-    return " or ".join(names.get(k, k.__name__) for k in kinds)
-
-
-def _req(
-    obj: dict[str, Any], key: str, kind: type | tuple[type, ...], *, field: str, at: str
-) -> Any:
-    """``obj[key]``, which must be there and be of ``kind``."""
-    if key not in obj:
-        raise FormatError(
-            f"expected {key!r} ({_kind_name(kind)}), but the key is missing",
-            field=field,
-            at=f"{at}.{key}",
-            code="missing",
-        )
-    return expect(obj[key], kind, field=field, at=f"{at}.{key}")
-
-
-def _opt(
-    obj: dict[str, Any], key: str, kind: type | tuple[type, ...], *, field: str, at: str
-) -> Any:
-    """``obj[key]`` when present and not null (then it must be of ``kind``), else None."""
-    value = obj.get(key)
-    return None if value is None else expect(value, kind, field=field, at=f"{at}.{key}")
-
-
-def _arguments(text: str) -> Any:
-    """Tool arguments as parsed JSON; the string itself when it does not parse (cut off)."""
-    try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
-        return text
-
-
-def _members(text: Any, *, field: str) -> dict[str, Span]:
-    """The top-level members of a JSON object body, each with its exact source text."""
-    if not isinstance(text, str):
-        raise FormatError(
-            f"expected JSON text, got {type(text).__name__}", field=field, code="wrong_type"
-        )
-    try:
-        return object_member_spans(text, field=field)
-    except FormatError as exc:
-        if exc.code != "wrong_type":
-            raise
-        expect(json.loads(text), dict, field=field, at="$")  # says what came instead
-        raise
-
-
-def _serialise(value: Any, *, field: str, at: str) -> str:
-    """compact(), refusing what could not be stored as UTF-8 (a lone surrogate from a \\ud800
-    escape) or serialised at all (nesting at the interpreter's limit)."""
-    try:
-        text = compact(value)
-        text.encode("utf-8")
-    except RecursionError:
-        raise FormatError("JSON nested too deep", field=field, at=at, code="too_deep") from None
-    except UnicodeEncodeError:
-        raise FormatError(
-            "a string holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape)",
-            field=field,
-            at=at,
-            code="invalid_unicode",
-        ) from None
-    return text
 
 
 # --- message -> blocks --------------------------------------------------------------------------
