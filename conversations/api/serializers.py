@@ -10,7 +10,6 @@ from typing import Any
 
 from rest_framework import serializers
 
-from .. import formats
 from ..models import ConversationEvent
 
 
@@ -46,6 +45,9 @@ def _body(**kwargs: Any) -> StrictCharField:
 
 
 class ExchangeInputSerializer(StrictSerializer):
+    """The body of ``POST /api/v1/exchanges``, for the OpenAPI schema. The checks themselves are
+    ``planning.exchange_input`` (shared with ``manage.py ingest``)."""
+
     conversation = StrictCharField(min_length=1, max_length=200, trim_whitespace=False)
     customer = StrictCharField(min_length=1, max_length=200, trim_whitespace=False)
     format = StrictCharField(max_length=40)
@@ -55,38 +57,6 @@ class ExchangeInputSerializer(StrictSerializer):
     started_at = serializers.DateTimeField(required=False)
     latency_ms = StrictIntegerField(required=False, min_value=0, max_value=2**31 - 1)
     labels = serializers.DictField(required=False, child=serializers.JSONField())
-
-    def validate_format(self, value: str) -> str:
-        if value not in formats.names():
-            raise serializers.ValidationError(
-                f"unknown format {value!r}; known: {', '.join(formats.names())}",
-                code="unknown_format",
-            )
-        return value
-
-    def validate_labels(self, value: dict[str, Any]) -> dict[str, Any]:
-        queue = value.get("queue")
-        if queue is not None and (not isinstance(queue, str) or not 0 < len(queue) <= 100):
-            raise serializers.ValidationError(
-                {"queue": ["must be a string of 1 to 100 characters"]}, code="invalid"
-            )
-        if len(str(value)) > 4096:
-            raise serializers.ValidationError("labels are limited to 4 KB", code="too_large")
-        return value
-
-    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        has_response, has_stream = "response" in attrs, "stream" in attrs
-        if has_response == has_stream:
-            raise serializers.ValidationError(
-                {
-                    "response": [
-                        serializers.ErrorDetail(
-                            "give exactly one of response and stream", code="response_or_stream"
-                        )
-                    ]
-                }
-            )
-        return attrs
 
 
 class ExchangeOutputSerializer(serializers.Serializer):
