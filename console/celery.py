@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 
 from celery import Celery
+from django.conf import settings
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 
@@ -16,6 +17,13 @@ app = Celery("console")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
-# The one schedule. The retention clock (deletion requests and expired retention, one erase
-# path) will be its only entry; until it exists there is nothing periodic to run.
-app.conf.beat_schedule = {}
+# The one schedule. Its only entry is the retention clock: every CLOCK_INTERVAL_SECONDS it enqueues
+# one tick, which executes due deletion requests and erases conversations past their retention
+# through the one erase path (retention/services.py). The tick's state lives in PostgreSQL, so a
+# missed or doubled tick is harmless.
+app.conf.beat_schedule = {
+    "retention-tick": {
+        "task": "retention.tasks.retention_tick",
+        "schedule": float(settings.CLOCK_INTERVAL_SECONDS),
+    },
+}

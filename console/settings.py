@@ -264,3 +264,11 @@ REVIEW_RATE_LIMIT = env.int("REVIEW_RATE_LIMIT", default=20)
 # More distinct conversations than this reviewed by one user within 24 hours raises a
 # ReviewAlert for compliance (admin: Review alerts).
 REVIEW_ALERT_THRESHOLD = env.int("REVIEW_ALERT_THRESHOLD", default=10)
+
+# Retention (retention/): a running deletion whose claim is older than this is reclaimed by the
+# next tick; conversations erased per transaction batch; the key of the receipts' HMAC.
+RETENTION_CLAIM_STALE_SECONDS = env.int("RETENTION_CLAIM_STALE_SECONDS", default=600)
+RETENTION_CHUNK = env.int("RETENTION_CHUNK", default=100)
+RETENTION_SWEEP_LIMIT = env.int("RETENTION_SWEEP_LIMIT", default=1000)
+RETENTION_RECEIPT_KEY = env.str("RETENTION_RECEIPT_KEY", default="")
+RETENTION_MAX_ATTEMPTS = env.int("RETENTION_MAX_ATTEMPTS", default=3)

@@ -19,6 +19,7 @@ from django.utils import timezone
 import audit
 
 from .formats.registry import message_blocks
+from .guards import ingest_check
 from .keys import data_key_for, decrypt_message
 from .models import (
     Block,
@@ -64,8 +65,10 @@ def conversation_ingest_exchange(
 
     Parsing happens before the transaction opens (it is pure and can be slow); FormatError
     propagates and nothing is written. With an idempotency key, the first result is stored in the
-    same transaction as the exchange and returned again for a retry with the same body.
+    same transaction as the exchange and returned again for a retry with the same body. The ingest
+    guards run first (``guards.py``): a refused exchange raises ``Refused`` and stores nothing.
     """
+    ingest_check(data.conversation, data.customer)
     parsed = exchange_parse(data)
     if idempotency_key is not None and token is not None:
         previous = _idempotent_result(token, idempotency_key, request_sha256)

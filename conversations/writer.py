@@ -31,6 +31,7 @@ from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from .blocks import BlockClass, ParsedExchange
+from .guards import Refused, ingest_check
 from .keys import data_keys_for, encrypt_message
 from .models import Block, Conversation, Exchange, Message, Queue
 from .planning import (
@@ -461,6 +462,29 @@ def ingest_batch(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) -> 
 
 
 def _ingest_batch(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) -> BatchResult:
+    # The ingest guards (guards.py) first: a refused item becomes a rejected line, and nothing of
+    # it is stored (not even its conversation row, which _lock_conversations would create).
+    refused: list[tuple[int, IngestConflict]] = []
+    allowed = []
+    for item in items:
+        try:
+            ingest_check(item[1].conversation, item[1].customer)
+        except Refused as exc:
+            refused.append((item[0], exc))
+        else:
+            allowed.append(item)
+    if refused:
+        if not allowed:
+            return BatchResult(0, 0, 0, refused, [])
+        result = _ingest_allowed(allowed)
+        rejected = sorted([*refused, *result.rejected], key=lambda r: r[0])
+        return BatchResult(
+            result.exchanges, result.messages, result.blocks, rejected, result.stored
+        )
+    return _ingest_allowed(items)
+
+
+def _ingest_allowed(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) -> BatchResult:
     now = timezone.now()
     policies = field_policies()
     with connection.cursor() as cur:

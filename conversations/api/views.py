@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..formats import FormatError
+from ..guards import Refused
 from ..planning import exchange_input
 from ..replay import envelope
 from ..selectors import conversation_by_external_id, conversation_message_raws
@@ -38,6 +39,8 @@ _ERRORS = {
     409: ErrorSerializer,
     413: ErrorSerializer,
 }
+# Refused by an ingest guard (guards.py): the conversation or its customer was deleted.
+_GONE = {410: ErrorSerializer}
 
 
 def _conversation_or_404(external_id: str) -> Any:
@@ -50,7 +53,12 @@ def _conversation_or_404(external_id: str) -> Any:
 class ExchangeCreateApi(APIView):
     @extend_schema(
         request=ExchangeInputSerializer,
-        responses={201: ExchangeOutputSerializer, 200: ExchangeOutputSerializer, **_ERRORS},
+        responses={
+            201: ExchangeOutputSerializer,
+            200: ExchangeOutputSerializer,
+            **_ERRORS,
+            **_GONE,
+        },
         parameters=[
             OpenApiParameter(
                 "Idempotency-Key",
@@ -84,6 +92,10 @@ class ExchangeCreateApi(APIView):
             )
         except FormatError as exc:
             raise ApiError(exc.detail, code=exc.code, field=exc.field, at=exc.at) from None
+        except Refused as exc:
+            raise ApiError(
+                exc.detail, code=exc.code, field=exc.field, status_code=exc.status
+            ) from None
         except IngestConflict as exc:
             raise ApiError(exc.detail, code=exc.code, field=exc.field, status_code=409) from None
         return Response(body, status=status_code)

@@ -1,0 +1,598 @@
+"""The one erase path, deletion requests, legal holds and receipts (DESIGN section 7).
+
+``conversation_erase`` is the only code that deletes a conversation: it destroys the data key
+first (committed on its own, so backups become unreadable at once), then deletes every row the
+registry (``registry.py``) lists for the conversation in one transaction, with its tombstone.
+Deletion requests (a customer, named conversations, or the clock's expired conversations) are
+executed by ``deletion_request_execute``, chunk by chunk, resumable after a crash; each ends
+with a verification scan and a receipt carrying an HMAC.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import uuid
+from collections.abc import Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+import redis
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+import audit
+from conversations.guards import Refused
+from conversations.keys import data_key_destroy
+from conversations.models import Conversation
+
+from . import registry
+from .models import DeletionRequest, LegalHold, Receipt, Tombstone
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "conversation_erase",
+    "deletion_request_execute",
+    "deletion_request_submit",
+    "legal_hold_place",
+    "legal_hold_release",
+    "receipt_verify",
+    "tombstone_guard",
+]
+
+
+# --- Tombstones -------------------------------------------------------------------------------
+
+
+def conversation_hash(external_id: str) -> str:
+    # A namespace of its own, so a conversation id and a customer id of the same text differ.
+    return audit.subject_hash(f"conversation:{external_id}")
+
+
+def tombstone_guard(conversation_external_id: str, customer_external_id: str) -> None:
+    """The ingest guard (registered in apps.py): refuse an exchange for a deleted conversation or
+    customer with 410; the refusal is counted on the tombstone and audited."""
+    hashes = [(Tombstone.Kind.CONVERSATION, conversation_hash(conversation_external_id))]
+    if customer_external_id:
+        hashes.append((Tombstone.Kind.CUSTOMER, audit.subject_hash(customer_external_id)))
+    query = Q()
+    for kind, key_hash in hashes:
+        query |= Q(kind=kind, key_hash=key_hash)
+    found = Tombstone.objects.filter(query).order_by("pk").first()
+    if found is None:
+        return
+    with transaction.atomic():
+        Tombstone.objects.filter(pk=found.pk).update(
+            refused_count=F("refused_count") + 1, last_refused_at=timezone.now()
+        )
+        audit.record(
+            "exchange.refused_tombstoned",
+            subject=customer_external_id or None,
+            tombstone=found.pk,
+            conversation_hash=hashes[0][1],
+        )
+    what = "conversation" if found.kind == Tombstone.Kind.CONVERSATION else "customer"
+    raise Refused(
+        f"this {what} was deleted; exchanges for it are not stored",
+        field=what if what == "customer" else "conversation",
+        code="gone",
+    )
+
+
+def _tombstone(kind: str, key_hash: str) -> None:
+    Tombstone.objects.get_or_create(kind=kind, key_hash=key_hash)
+
+
+# --- The one erase path -----------------------------------------------------------------------
+
+
+def _add_counts(total: dict[str, dict[str, int]], counts: dict[str, dict[str, int]]) -> None:
+    for store, per_model in counts.items():
+        bucket = total.setdefault(store, {})
+        for label, n in per_model.items():
+            bucket[label] = bucket.get(label, 0) + n
+
+
+def conversation_erase(
+    conversation_id: int, *, request_id: int | None = None
+) -> tuple[dict[str, dict[str, int]], str | None]:
+    """Erase one conversation: its tombstone (committed first, so exchanges arriving during the
+    erase are refused), its data key (committed on its own: backups become unreadable), then every
+    registered row in one transaction. Idempotent (an erased conversation erases nothing). Returns
+    the rows removed per store and model, and the conversation's external id (None when it was
+    already gone). With ``request_id``, the counts are added to the request in the rows'
+    transaction, so a resumed execution reports what was removed exactly once."""
+    found = Conversation.objects.filter(pk=conversation_id).values_list("external_id", flat=True)
+    known = found.first()
+    if known is not None:
+        with transaction.atomic():
+            _tombstone(Tombstone.Kind.CONVERSATION, conversation_hash(known))
+    keys = data_key_destroy(conversation_id)
+    counts: dict[str, dict[str, int]] = {"keys": {registry.KEYS.label: keys}, "main": {}}
+    external_id: str | None = None
+    with transaction.atomic():
+        conversation = Conversation.objects.select_for_update().filter(pk=conversation_id).first()
+        if conversation is not None:
+            external_id = conversation.external_id
+            for entry in registry.ERASED:
+                deleted, _ = entry.rows([conversation_id]).delete()
+                if deleted:
+                    counts["main"][entry.label] = deleted
+            _tombstone(Tombstone.Kind.CONVERSATION, conversation_hash(external_id))
+        if request_id is not None:
+            request = DeletionRequest.objects.select_for_update().get(pk=request_id)
+            _add_counts(request.counts, counts)
+            if conversation is not None:
+                request.conversations_erased += 1
+            request.save(update_fields=["counts", "conversations_erased"])
+    if conversation is not None:
+        # An ingest that passed the guard before the tombstone may have created a key again
+        # (keys.data_keys_for): destroyed too, so no key outlives its conversation's rows.
+        again = data_key_destroy(conversation_id)
+        if again:
+            counts["keys"][registry.KEYS.label] += again
+    return counts, external_id
+
+
+# --- Legal holds ------------------------------------------------------------------------------
+
+
+def _active_holds() -> list[LegalHold]:
+    return list(LegalHold.objects.filter(released_at__isnull=True).order_by("pk"))
+
+
+def _hold_for(
+    holds: Sequence[LegalHold], *, subject_hash: str, conversations: Iterable[Conversation]
+) -> LegalHold | None:
+    conversations = list(conversations)
+    ids = {c.pk for c in conversations}
+    queues = {c.queue for c in conversations if c.queue}
+    hashes = {audit.subject_hash(c.customer_external_id) for c in conversations}
+    if subject_hash:
+        hashes.add(subject_hash)
+    for hold in holds:
+        if (
+            (hold.scope == LegalHold.Scope.SUBJECT and hold.subject_hash in hashes)
+            or (hold.scope == LegalHold.Scope.CONVERSATION and hold.conversation_id in ids)
+            or (hold.scope == LegalHold.Scope.QUEUE and hold.queue in queues)
+        ):
+            return hold
+    return None
+
+
+@transaction.atomic
+def legal_hold_place(
+    *,
+    scope: str,
+    reason: str,
+    customer: str = "",
+    conversation_id: int | None = None,
+    queue: str = "",
+    actor: Any = None,
+) -> LegalHold:
+    if scope == LegalHold.Scope.SUBJECT and not customer:
+        raise ValueError("a subject hold names the customer")
+    if scope == LegalHold.Scope.CONVERSATION and conversation_id is None:
+        raise ValueError("a conversation hold names the conversation")
+    if scope == LegalHold.Scope.QUEUE and not queue:
+        raise ValueError("a queue hold names the queue")
+    hold = LegalHold.objects.create(
+        scope=scope,
+        reason=reason,
+        subject_hash=audit.subject_hash(customer) if customer else "",
+        conversation_id=conversation_id,
+        queue=queue,
+        placed_by=actor,
+    )
+    audit.record(
+        "legal_hold.placed",
+        actor=actor,
+        subject=customer or None,
+        conversation_id=conversation_id,
+        hold=hold.pk,
+        reason=reason,
+    )
+    return hold
+
+
+@transaction.atomic
+def legal_hold_release(*, hold: LegalHold, reason: str, actor: Any = None) -> LegalHold:
+    """Release a hold; the requests it blocked go back to pending, for the next tick."""
+    hold = LegalHold.objects.select_for_update().get(pk=hold.pk)
+    if hold.released_at is not None:
+        return hold
+    hold.released_at = timezone.now()
+    hold.released_by = actor
+    hold.release_reason = reason
+    hold.save(update_fields=["released_at", "released_by", "release_reason"])
+    DeletionRequest.objects.filter(status=DeletionRequest.Status.BLOCKED, blocked_by=hold).update(
+        status=DeletionRequest.Status.PENDING, blocked_reason="", blocked_by=None
+    )
+    audit.record("legal_hold.released", actor=actor, hold=hold.pk, reason=reason)
+    return hold
+
+
+# --- Deletion requests ------------------------------------------------------------------------
+
+
+def _preview(conversation_ids: Sequence[int]) -> dict[str, int]:
+    counts = {entry.label: entry.rows(conversation_ids).count() for entry in registry.ERASED}
+    counts[registry.KEYS.label] = registry.KEYS.rows(conversation_ids).count()
+    return counts
+
+
+def deletion_preview(
+    *, customer: str = "", conversations: Sequence[str] = ()
+) -> tuple[list[int], dict[str, int]]:
+    """The internal ids and the rows per model a request would delete now."""
+    qs = Conversation.objects.none()
+    if customer:
+        qs = Conversation.objects.filter(customer_external_id=customer)
+    elif conversations:
+        qs = Conversation.objects.filter(external_id__in=list(conversations))
+    ids = sorted(qs.values_list("pk", flat=True))
+    return ids, _preview(ids)
+
+
+@transaction.atomic
+def deletion_request_submit(
+    *,
+    reason: str,
+    customer: str = "",
+    conversations: Sequence[str] = (),
+    due: datetime | None = None,
+    actor: Any = None,
+) -> DeletionRequest:
+    """A request to erase a customer (every conversation of theirs, and tombstone them) or named
+    conversations; due at ``due`` (default: now, i.e. the next tick). Audited."""
+    if bool(customer) == bool(conversations):
+        raise ValueError("name either a customer or conversations")
+    if not reason.strip():
+        raise ValueError("a deletion request states its reason")
+    ids, preview = deletion_preview(customer=customer, conversations=conversations)
+    request = DeletionRequest.objects.create(
+        scope=DeletionRequest.Scope.CUSTOMER if customer else DeletionRequest.Scope.CONVERSATIONS,
+        subject=customer,
+        subject_hash=audit.subject_hash(customer) if customer else "",
+        conversation_external_ids=list(conversations),
+        conversation_ids=ids,
+        reason=reason,
+        requested_by=actor,
+        due=due or timezone.now(),
+        preview=preview,
+    )
+    audit.record(
+        "deletion.requested",
+        actor=actor,
+        subject=customer or None,
+        request=request.pk,
+        scope=request.scope,
+        conversations=ids,
+        reason=reason,
+        due=request.due.isoformat(),
+    )
+    return request
+
+
+def deletion_request_claim(*, now: datetime | None = None) -> DeletionRequest | None:
+    """Claim one due request (pending, or running with a stale claim), skipping those another
+    tick holds. The claim is committed: a crash leaves it to go stale and be reclaimed."""
+    now = now or timezone.now()
+    stale = now - timedelta(seconds=settings.RETENTION_CLAIM_STALE_SECONDS)
+    with transaction.atomic():
+        request = (
+            DeletionRequest.objects.select_for_update(skip_locked=True)
+            .filter(
+                Q(status=DeletionRequest.Status.PENDING, due__lte=now)
+                | Q(status=DeletionRequest.Status.RUNNING, claimed_at__lt=stale)
+            )
+            .order_by("due", "pk")
+            .first()
+        )
+        if request is None:
+            return None
+        request.status = DeletionRequest.Status.RUNNING
+        request.claimed_at = now
+        request.claim_token = uuid.uuid4().hex
+        request.attempts += 1
+        request.save(update_fields=["status", "claimed_at", "claim_token", "attempts"])
+    return request
+
+
+def _targets(request: DeletionRequest) -> list[int]:
+    ids = set(request.conversation_ids)
+    if request.subject:
+        # A customer's conversations now: those created since submission are erased too.
+        ids.update(
+            Conversation.objects.filter(customer_external_id=request.subject).values_list(
+                "pk", flat=True
+            )
+        )
+    if request.conversation_external_ids:
+        ids.update(
+            Conversation.objects.filter(
+                external_id__in=request.conversation_external_ids
+            ).values_list("pk", flat=True)
+        )
+    return sorted(ids)
+
+
+def _heartbeat(request: DeletionRequest) -> bool:
+    """Renew the claim; False when another tick reclaimed the request."""
+    return bool(
+        DeletionRequest.objects.filter(pk=request.pk, claim_token=request.claim_token).update(
+            claimed_at=timezone.now()
+        )
+    )
+
+
+def deletion_request_execute(*, request: DeletionRequest) -> DeletionRequest:
+    """Carry out a claimed request: legal holds first (blocked, with the reason), then the
+    customer's tombstone, then each conversation through ``conversation_erase`` in chunks, the
+    verification scan, the receipt; the request then keeps only keyed hashes and internal ids."""
+    ids = _targets(request)
+    conversations = list(
+        Conversation.objects.filter(pk__in=ids).only("pk", "queue", "customer_external_id")
+    )
+    hold = _hold_for(
+        _active_holds(), subject_hash=request.subject_hash, conversations=conversations
+    )
+    if hold is not None:
+        with transaction.atomic():
+            DeletionRequest.objects.filter(pk=request.pk).update(
+                status=DeletionRequest.Status.BLOCKED,
+                blocked_by=hold,
+                blocked_reason=hold.reason,
+                claimed_at=None,
+                claim_token="",
+            )
+            audit.record(
+                "deletion.blocked",
+                subject=request.subject or None,
+                request=request.pk,
+                hold=hold.pk,
+                conversations=ids,
+            )
+        request.refresh_from_db()
+        return request
+    if request.subject:
+        # First, so no new conversation of this customer is stored while we erase.
+        with transaction.atomic():
+            _tombstone(Tombstone.Kind.CUSTOMER, request.subject_hash)
+    DeletionRequest.objects.filter(pk=request.pk).update(conversation_ids=ids)
+    externals = set(request.conversation_external_ids)
+    chunk = max(1, settings.RETENTION_CHUNK)
+    for start in range(0, len(ids), chunk):
+        if not _heartbeat(request):
+            request.refresh_from_db()
+            return request
+        for conversation_id in ids[start : start + chunk]:
+            _, external_id = conversation_erase(conversation_id, request_id=request.pk)
+            if external_id is not None:
+                externals.add(external_id)
+    verification = verification_scan(
+        conversation_ids=ids, external_ids=sorted(externals), subject=request.subject
+    )
+    return _complete(request, ids, verification)
+
+
+def _complete(
+    request: DeletionRequest, ids: Sequence[int], verification: dict[str, Any]
+) -> DeletionRequest:
+    with transaction.atomic():
+        current = DeletionRequest.objects.select_for_update().get(pk=request.pk)
+        if current.claim_token != request.claim_token or current.status != "running":
+            return current  # another tick took it over (or finished it)
+        if not verification["ok"]:
+            current.status = DeletionRequest.Status.FAILED
+            current.error = "verification found rows left: " + json.dumps(verification["found"])
+            current.save(update_fields=["status", "error"])
+            return current
+        now = timezone.now()
+        counts = current.counts
+        keys_destroyed = current.conversations_erased
+        receipt = Receipt(
+            request=current,
+            subject_hash=current.subject_hash,
+            conversations=current.conversations_erased,
+            counts=counts,
+            keys_destroyed=keys_destroyed,
+            verification=verification,
+            issued_at=now,
+        )
+        receipt.hmac = receipt_hmac(receipt)
+        receipt.save()
+        current.status = DeletionRequest.Status.COMPLETED
+        current.completed_at = now
+        current.subject = ""
+        current.conversation_external_ids = []
+        current.claim_token = ""
+        current.save(
+            update_fields=[
+                "status",
+                "completed_at",
+                "subject",
+                "conversation_external_ids",
+                "claim_token",
+            ]
+        )
+        audit.record(
+            "deletion.executed",
+            request=current.pk,
+            conversations=list(ids),
+            rows=sum(n for per in counts.values() for n in per.values()),
+            keys_destroyed=keys_destroyed,
+            receipt_hash=receipt.hmac,
+        )
+    return current
+
+
+# --- Verification and receipts ----------------------------------------------------------------
+
+
+def verification_scan(
+    *, conversation_ids: Sequence[int], external_ids: Sequence[str], subject: str = ""
+) -> dict[str, Any]:
+    """Look for anything left of the erased conversations: rows of every registered model (the
+    keys database included) by internal id, conversations by external id or customer, and Redis
+    keys naming an external id or the customer."""
+    found: dict[str, int] = {}
+    for entry in registry.ALL:
+        n = entry.rows(conversation_ids).count() if conversation_ids else 0
+        if n:
+            found[entry.label] = n
+    by_external = Conversation.objects.filter(external_id__in=list(external_ids)).count()
+    if subject:
+        by_external += Conversation.objects.filter(customer_external_id=subject).count()
+    if by_external:
+        found["conversations.conversation(external)"] = by_external
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    needles = [*external_ids, *([subject] if subject else [])]
+    redis_hits = 0
+    for needle in needles:
+        pattern = "*" + "".join(f"\\{ch}" if ch in "*?[]\\" else ch for ch in needle) + "*"
+        redis_hits += sum(1 for _ in client.scan_iter(match=pattern, count=1000))
+    if redis_hits:
+        found["redis"] = redis_hits
+    return {
+        "ok": not found,
+        "found": found,
+        "tables": [e.label for e in registry.ALL],
+        "redis": True,
+        "conversations": len(conversation_ids),
+    }
+
+
+def _receipt_key() -> bytes:
+    configured = settings.RETENTION_RECEIPT_KEY
+    if configured:
+        return str(configured).encode("utf-8")
+    return hmac.new(
+        settings.SECRET_KEY.encode("utf-8"), b"retention.receipt", hashlib.sha256
+    ).digest()
+
+
+def receipt_hmac(receipt: Receipt) -> str:
+    body = {
+        "request": receipt.request_id,
+        "subject_hash": receipt.subject_hash,
+        "conversations": receipt.conversations,
+        "counts": receipt.counts,
+        "keys_destroyed": receipt.keys_destroyed,
+        "verification": receipt.verification,
+        "issued_at": receipt.issued_at.isoformat(timespec="microseconds"),
+    }
+    data = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hmac.new(_receipt_key(), data.encode("utf-8"), hashlib.sha256).hexdigest()
+
+
+def receipt_verify(receipt: Receipt) -> bool:
+    return hmac.compare_digest(receipt_hmac(receipt), receipt.hmac)
+
+
+# --- Retention classes and the clock ----------------------------------------------------------
+
+# Expired: last activity older than the conversation's retention (its own class, else its
+# queue's, else RETENTION_DEFAULT_DAYS), measured in elapsed seconds (days x 86,400), so a
+# daylight-saving change neither shortens nor lengthens it. Conversations already named by an
+# unfinished request are left to it.
+_EXPIRED = """
+    SELECT c.id FROM conversations_conversation c
+    LEFT JOIN retention_retentionclass o ON o.conversation_id = c.id
+    LEFT JOIN retention_retentionclass q ON q.queue = c.queue AND q.queue <> ''
+    WHERE c.last_activity_at + make_interval(secs => COALESCE(o.days, q.days, %s) * 86400) < %s
+      AND NOT EXISTS (
+        SELECT 1 FROM retention_deletionrequest r
+        WHERE r.status IN ('pending', 'running', 'blocked') AND c.id = ANY(r.conversation_ids)
+      )
+    ORDER BY c.id
+    LIMIT %s
+    FOR UPDATE OF c SKIP LOCKED
+"""
+# One sweep at a time (two ticks must not file the same conversations twice).
+_SWEEP_LOCK = 0x7265746E  # "retn"
+
+
+def retention_sweep(*, now: datetime | None = None) -> tuple[DeletionRequest | None, int]:
+    """File the expired conversations not under a legal hold as one retention request, due now;
+    returns it (None when nothing expired) and how many expired ones a hold kept."""
+    from django.db import connection
+
+    now = now or timezone.now()
+    with transaction.atomic():
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_try_advisory_xact_lock(%s)", [_SWEEP_LOCK])
+            if not cur.fetchone()[0]:
+                return None, 0
+            cur.execute(
+                _EXPIRED, [settings.RETENTION_DEFAULT_DAYS, now, settings.RETENTION_SWEEP_LIMIT]
+            )
+            expired = [row[0] for row in cur.fetchall()]
+        if not expired:
+            return None, 0
+        holds = _active_holds()
+        keep: list[int] = []
+        held = 0
+        for conversation in Conversation.objects.filter(pk__in=expired).only(
+            "pk", "queue", "customer_external_id"
+        ):
+            if holds and _hold_for(holds, subject_hash="", conversations=[conversation]):
+                held += 1
+            else:
+                keep.append(conversation.pk)
+        if not keep:
+            return None, held
+        request = DeletionRequest.objects.create(
+            scope=DeletionRequest.Scope.RETENTION,
+            conversation_ids=sorted(keep),
+            reason="retention period expired",
+            due=now,
+            preview=_preview(keep),
+        )
+    return request, held
+
+
+def retention_tick(*, now: datetime | None = None, limit: int = 50) -> dict[str, int]:
+    """One tick of the clock: file expired conversations, then claim and execute due requests
+    one by one (at most ``limit``). Idempotent: run it twice, nothing happens twice."""
+    started = timezone.now()
+    now = now or started
+    sweep, held = retention_sweep(now=now)
+    done = {"requests": 0, "completed": 0, "blocked": 0, "failed": 0, "held": held}
+    for _ in range(limit):
+        request = deletion_request_claim(now=now)
+        if request is None:
+            break
+        try:
+            request = deletion_request_execute(request=request)
+        except Exception as exc:
+            # Left running: the claim goes stale and a later tick resumes it (every step is
+            # idempotent), until RETENTION_MAX_ATTEMPTS claims have failed.
+            logger.exception(
+                "deletion request %s failed (attempt %s)", request.pk, request.attempts
+            )
+            failed = request.attempts >= settings.RETENTION_MAX_ATTEMPTS
+            DeletionRequest.objects.filter(pk=request.pk, claim_token=request.claim_token).update(
+                status=DeletionRequest.Status.FAILED if failed else DeletionRequest.Status.RUNNING,
+                error=f"{type(exc).__name__}: {exc}"[:2000],
+            )
+            done["failed"] += int(failed)
+            continue
+        done["requests"] += 1
+        done[request.status] = done.get(request.status, 0) + 1
+    if sweep is not None:
+        sweep.refresh_from_db()
+        with transaction.atomic():
+            audit.record(
+                "retention.swept",
+                conversations=sweep.conversations_erased,
+                requests=1,
+                blocked=held,
+                duration_ms=int((timezone.now() - started).total_seconds() * 1000),
+            )
+    return done

@@ -1,0 +1,31 @@
+"""The one beat entry and the tick task."""
+
+from __future__ import annotations
+
+import pytest
+from django.conf import settings
+from rest_framework.test import APIClient
+
+from console.celery import app
+from retention.models import DeletionRequest
+from retention.services import deletion_request_submit
+from retention.tasks import retention_tick
+from tests.retention.helpers import ingest
+
+
+def test_the_one_beat_entry_enqueues_the_tick() -> None:
+    assert list(app.conf.beat_schedule) == ["retention-tick"]
+    entry = app.conf.beat_schedule["retention-tick"]
+    assert entry["task"] == "retention.tasks.retention_tick"
+    assert entry["schedule"] == float(settings.CLOCK_INTERVAL_SECONDS)
+    assert retention_tick.name == "retention.tasks.retention_tick"
+    assert retention_tick.acks_late is True
+
+
+@pytest.mark.django_db
+def test_the_task_runs_one_tick(api: APIClient) -> None:
+    ingest(api, "conv-task", "cus-task", "MARK-T")
+    request = deletion_request_submit(conversations=["conv-task"], reason="x")
+    done = retention_tick.run()
+    assert done["completed"] == 1
+    assert DeletionRequest.objects.get(pk=request.pk).status == "completed"

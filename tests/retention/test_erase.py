@@ -1,0 +1,144 @@
+"""The one erase path, tombstones and the 410 for late exchanges."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.utils import timezone
+from guardian.shortcuts import assign_perm
+from rest_framework.test import APIClient
+
+from audit.models import AuditEvent
+from conversations.keys import KeyDestroyed, data_key_for
+from conversations.models import Conversation, DataKey, ReviewGrant
+from conversations.planning import exchange_input, exchange_parse
+from conversations.routers import KEYS_DB
+from conversations.services import conversation_record_event
+from conversations.writer import ingest_batch
+from retention.models import RetentionClass, Tombstone
+from retention.services import conversation_erase, deletion_request_submit, retention_tick
+from tests.conftest import post_json, table_counts
+from tests.retention.helpers import URL, exchange_body, ingest
+
+pytestmark = pytest.mark.django_db
+
+
+def _populate(api: APIClient, conversation: str, customer: str, marker: str) -> Conversation:
+    ingest(api, conversation, customer, marker)
+    body = exchange_body(conversation, customer, marker + "-2")
+    response = post_json(api, URL, body, HTTP_IDEMPOTENCY_KEY=f"key-{conversation}")
+    assert response.status_code == 201
+    row = Conversation.objects.get(external_id=conversation)
+    conversation_record_event(conversation=row, type="rated", at=timezone.now(), value=5)
+    reviewer, _ = User.objects.get_or_create(username="reviewer")
+    assign_perm("conversations.review_reasoning", reviewer, row)
+    ReviewGrant.objects.create(
+        reviewer=reviewer,
+        conversation=row,
+        purpose="complaint",
+        reference="T-1",
+        expires_at=timezone.now() + timedelta(days=1),
+    )
+    RetentionClass.objects.create(conversation_id=row.pk, days=30)
+    return row
+
+
+def test_erase_removes_every_row_of_the_conversation_and_nothing_else(api: APIClient) -> None:
+    gone = _populate(api, "conv-gone", "cus-gone", "MARK-GONE")
+    kept = _populate(api, "conv-kept", "cus-kept", "MARK-KEPT")
+    before = table_counts()
+
+    counts, external_id = conversation_erase(gone.pk)
+
+    assert external_id == "conv-gone"
+    after = table_counts()
+    removed = {t: before[t] - after[t] for t in before if before[t] != after[t]}
+    expected = {
+        "default.conversations_block": 3,
+        "default.conversations_message": 3,
+        "default.conversations_exchange": 2,
+        "default.conversations_conversationevent": 1,
+        "default.conversations_idempotencykey": 1,
+        "default.conversations_reviewgrant": 1,
+        "default.conversations_conversationuserobjectpermission": 1,
+        "default.retention_retentionclass": 1,
+        "default.conversations_conversation": 1,
+        "keys.conversations_datakey": 1,
+        "default.retention_tombstone": -1,
+    }
+    assert removed == expected
+    reported = {
+        f"{'keys' if s == 'keys' else 'default'}.{label}": n
+        for s, per in counts.items()
+        for label, n in per.items()
+    }
+    assert reported["keys.conversations.datakey"] == 1
+    assert reported["default.conversations.message"] == 3
+    with pytest.raises(KeyDestroyed):
+        data_key_for(gone.pk)
+    # The other conversation is whole.
+    assert Conversation.objects.filter(pk=kept.pk, message_count=3).exists()
+    assert DataKey.objects.using(KEYS_DB).filter(conversation_id=kept.pk).exists()
+    assert RetentionClass.objects.filter(conversation_id=kept.pk).exists()
+    # Erasing again erases nothing.
+    again, external_id = conversation_erase(gone.pk)
+    assert external_id is None
+    assert again["main"] == {}
+    assert again["keys"] == {"conversations.datakey": 0}
+
+
+def test_an_erased_conversation_is_404_and_a_late_exchange_410(api: APIClient) -> None:
+    row = _populate(api, "conv-late", "cus-late", "MARK-LATE")
+    conversation_erase(row.pk)
+    assert api.get("/api/v1/conversations/conv-late/messages").status_code == 404
+    before = table_counts()
+
+    response = post_json(api, URL, exchange_body("conv-late", "cus-other", "MARK-AGAIN"))
+
+    assert response.status_code == 410
+    assert response.json() == {
+        "error": "gone",
+        "detail": "this conversation was deleted; exchanges for it are not stored",
+        "field": "conversation",
+        "at": None,
+    }
+    after = table_counts()
+    changed = {t for t in before if before[t] != after[t]}
+    assert changed == {"default.audit_auditevent"}  # the refusal's audit row, nothing stored
+    tombstone = Tombstone.objects.get(kind="conversation")
+    assert tombstone.refused_count == 1
+    event = AuditEvent.objects.filter(code="exchange.refused_tombstoned").get()
+    assert event.details["tombstone"] == tombstone.pk
+    assert "conv-late" not in str(event.details)
+
+
+def test_an_erased_customer_is_refused_for_a_new_conversation(api: APIClient) -> None:
+    _populate(api, "conv-c1", "cus-erased", "MARK-C1")
+    deletion_request_submit(customer="cus-erased", reason="GDPR art. 17")
+    retention_tick()
+    assert not Conversation.objects.filter(customer_external_id="cus-erased").exists()
+
+    response = post_json(api, URL, exchange_body("conv-brand-new", "cus-erased", "MARK-NEW"))
+
+    assert response.status_code == 410
+    assert response.json()["field"] == "customer"
+    assert not Conversation.objects.filter(external_id="conv-brand-new").exists()
+    assert Tombstone.objects.get(kind="customer").refused_count == 1
+
+
+def test_a_batch_rejects_the_refused_lines_and_stores_the_others(api: APIClient) -> None:
+    row = _populate(api, "conv-batch-gone", "cus-b", "MARK-B")
+    conversation_erase(row.pk)
+    items = []
+    for line, conversation in enumerate(["conv-batch-gone", "conv-batch-new"], start=1):
+        data = exchange_input(exchange_body(conversation, "cus-b", "MARK-X"))
+        items.append((line, data, exchange_parse(data)))
+
+    result = ingest_batch(items)
+
+    assert [(line, exc.code) for line, exc in result.rejected] == [(1, "gone")]
+    assert [s.line for s in result.stored] == [2]
+    assert not Conversation.objects.filter(external_id="conv-batch-gone").exists()
+    assert Conversation.objects.filter(external_id="conv-batch-new").exists()
