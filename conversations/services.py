@@ -76,7 +76,7 @@ def conversation_ingest_exchange(
             return previous
     try:
         with transaction.atomic():
-            result = ingest_batch([(0, data, parsed)])
+            result = ingest_batch([(0, data, parsed)], guarded=True)
             if result.rejected:
                 raise result.rejected[0][1]
             stored = result.stored[0]

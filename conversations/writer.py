@@ -31,7 +31,7 @@ from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from .blocks import BlockClass, ParsedExchange
-from .guards import Refused, ingest_check
+from .guards import ingest_check_many
 from .keys import data_keys_for, encrypt_message
 from .models import Block, Conversation, Exchange, Message, Queue
 from .planning import (
@@ -454,25 +454,25 @@ def _write_rows(cur: CursorWrapper, tables: Sequence[list[tuple[Any, ...]]]) -> 
                 cur.executemany(_INSERTS[table], rows)
 
 
-def ingest_batch(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) -> BatchResult:
+def ingest_batch(
+    items: Sequence[tuple[int, ExchangeInput, ParsedExchange]], *, guarded: bool = False
+) -> BatchResult:
     """Store a batch of parsed exchanges (``(line number, input, parsed)``), in order, in one
-    transaction (the caller's, when there is one: no savepoint, it costs two round trips)."""
+    transaction (the caller's, when there is one: no savepoint, it costs two round trips).
+    ``guarded``: the caller ran the ingest guards already (the API's service does, outside
+    its transaction, so that a refusal's audit row is kept)."""
     with transaction.atomic(savepoint=False):
-        return _ingest_batch(items)
+        return _ingest_allowed(items) if guarded else _ingest_batch(items)
 
 
 def _ingest_batch(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) -> BatchResult:
     # The ingest guards (guards.py) first: a refused item becomes a rejected line, and nothing of
     # it is stored (not even its conversation row, which _lock_conversations would create).
-    refused: list[tuple[int, IngestConflict]] = []
-    allowed = []
-    for item in items:
-        try:
-            ingest_check(item[1].conversation, item[1].customer)
-        except Refused as exc:
-            refused.append((item[0], exc))
-        else:
-            allowed.append(item)
+    refusals = ingest_check_many([(data.conversation, data.customer) for _, data, _ in items])
+    refused: list[tuple[int, IngestConflict]] = [
+        (items[position][0], refusal) for position, refusal in sorted(refusals.items())
+    ]
+    allowed = [item for position, item in enumerate(items) if position not in refusals]
     if refused:
         if not allowed:
             return BatchResult(0, 0, 0, refused, [])

@@ -54,34 +54,50 @@ def conversation_hash(external_id: str) -> str:
     return audit.subject_hash(f"conversation:{external_id}")
 
 
-def tombstone_guard(conversation_external_id: str, customer_external_id: str) -> None:
-    """The ingest guard (registered in apps.py): refuse an exchange for a deleted conversation or
-    customer with 410; the refusal is counted on the tombstone and audited."""
-    hashes = [(Tombstone.Kind.CONVERSATION, conversation_hash(conversation_external_id))]
-    if customer_external_id:
-        hashes.append((Tombstone.Kind.CUSTOMER, audit.subject_hash(customer_external_id)))
-    query = Q()
-    for kind, key_hash in hashes:
-        query |= Q(kind=kind, key_hash=key_hash)
-    found = Tombstone.objects.filter(query).order_by("pk").first()
-    if found is None:
-        return
-    with transaction.atomic():
-        Tombstone.objects.filter(pk=found.pk).update(
-            refused_count=F("refused_count") + 1, last_refused_at=timezone.now()
+def tombstone_guard(pairs: Sequence[tuple[str, str]]) -> dict[int, Refused]:
+    """The ingest guard (registered in apps.py): refuse, with 410, the exchanges of a deleted
+    conversation or customer; each refusal is counted on its tombstone and audited. One query
+    for the whole batch."""
+    wanted: list[tuple[tuple[str, str], tuple[str, str] | None]] = []
+    for conversation_external_id, customer_external_id in pairs:
+        conversation = (
+            str(Tombstone.Kind.CONVERSATION),
+            conversation_hash(conversation_external_id),
         )
-        audit.record(
-            "exchange.refused_tombstoned",
-            subject=customer_external_id or None,
-            tombstone=found.pk,
-            conversation_hash=hashes[0][1],
+        customer = (
+            (str(Tombstone.Kind.CUSTOMER), audit.subject_hash(customer_external_id))
+            if customer_external_id
+            else None
         )
-    what = "conversation" if found.kind == Tombstone.Kind.CONVERSATION else "customer"
-    raise Refused(
-        f"this {what} was deleted; exchanges for it are not stored",
-        field=what if what == "customer" else "conversation",
-        code="gone",
-    )
+        wanted.append((conversation, customer))
+    hashes = {key for pair in wanted for key in pair if key is not None}
+    found = {
+        (t.kind, t.key_hash): t
+        for t in Tombstone.objects.filter(key_hash__in=[h for _, h in hashes])
+        if (t.kind, t.key_hash) in hashes
+    }
+    refused: dict[int, Refused] = {}
+    for position, (conversation, customer) in enumerate(wanted):
+        tombstone = found.get(conversation) or (found.get(customer) if customer else None)
+        if tombstone is None:
+            continue
+        with transaction.atomic():
+            Tombstone.objects.filter(pk=tombstone.pk).update(
+                refused_count=F("refused_count") + 1, last_refused_at=timezone.now()
+            )
+            audit.record(
+                "exchange.refused_tombstoned",
+                subject=pairs[position][1] or None,
+                tombstone=tombstone.pk,
+                conversation_hash=conversation[1],
+            )
+        what = "conversation" if tombstone.kind == Tombstone.Kind.CONVERSATION else "customer"
+        refused[position] = Refused(
+            f"this {what} was deleted; exchanges for it are not stored",
+            field=what,
+            code="gone",
+        )
+    return refused
 
 
 def _tombstone(kind: str, key_hash: str) -> None:
