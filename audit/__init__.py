@@ -28,6 +28,7 @@ __all__ = [
     "DetailsRefused",
     "EventType",
     "UnknownEventType",
+    "actor_label",
     "query_hash",
     "record",
     "subject_hash",
@@ -55,3 +56,11 @@ def record(
     from .services import record as _record
 
     return _record(code, actor=actor, conversation_id=conversation_id, subject=subject, **details)
+
+
+def actor_label(actor: Any) -> str:
+    """How the log names ``actor`` (a username, ``service-token:<name>``, ``system``): for
+    records that keep who did something beside the audit row."""
+    from .services import actor_of
+
+    return actor_of(actor)[1]

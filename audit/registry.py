@@ -133,7 +133,18 @@ EVENT_TYPES = _types(
     EventType(
         "deletion.requested",
         "compliance staff submitted a deletion request",
-        _keys("request", "scope", "conversations", "reason", "due"),
+        _keys("request", "scope", "conversations", "reason", "due", "reference"),
+    ),
+    EventType(
+        "deletion.viewed",
+        "compliance staff (or a ticketing system) read deletion requests, receipts or holds",
+        _keys("page", "request", "results", "filters"),
+        required=_keys("page"),
+    ),
+    EventType(
+        "deletion.previewed",
+        "compliance staff (or a ticketing system) counted what a deletion request would erase",
+        _keys("scope", "conversations", "rows"),
     ),
     EventType(
         "deletion.executed",

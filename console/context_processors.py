@@ -7,16 +7,13 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
-from conversations.permissions import can_read_conversations, is_console_admin
+from conversations.permissions import can_read_conversations, is_compliance
 
 
 def _links(user: Any) -> dict[str, bool]:
     if not user.is_authenticated:
         return {"conversations": False, "audit": False}
-    auditor = user.is_active and (
-        is_console_admin(user) or user.groups.filter(name="compliance").exists()
-    )
-    return {"conversations": can_read_conversations(user), "audit": auditor}
+    return {"conversations": can_read_conversations(user), "audit": is_compliance(user)}
 
 
 def nav(request: HttpRequest) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from conversations.selectors import FLAGS, ListFilters
+from retention.models import LegalHold
 
 
 class ConversationFilterForm(forms.Form):
@@ -98,3 +99,68 @@ class AuditFilterForm(forms.Form):
             *[(f, f"{f}*") for f in families],
             *[(code, code) for code in sorted(EVENT_TYPES)],
         ]
+
+
+class DeletionRequestForm(forms.Form):
+    """A deletion request as compliance staff type it: a customer, or conversation ids one per
+    line. Checked again by the service (``DeletionInvalid`` names the field)."""
+
+    customer = forms.CharField(
+        required=False,
+        max_length=200,
+        label="Customer id",
+        help_text="every conversation of theirs",
+    )
+    conversations = forms.CharField(
+        required=False,
+        label="Or conversation ids",
+        help_text="one per line",
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
+    reason = forms.CharField(max_length=300, label="Reason", help_text="e.g. GDPR art. 17 request")
+    reference = forms.CharField(
+        required=False, max_length=100, label="Ticket", help_text="your ticket id (optional)"
+    )
+    due = forms.DateField(
+        required=False,
+        label="Execute on",
+        help_text="empty: at the next tick of the clock",
+        widget=forms.DateInput(attrs={"type": "date"}),
+    )
+
+    def clean_conversations(self) -> list[str]:
+        lines = [line.strip() for line in self.cleaned_data["conversations"].splitlines()]
+        ids = list(dict.fromkeys(line for line in lines if line))
+        if len(ids) > 10_000:
+            raise forms.ValidationError("at most 10,000 conversations per request")
+        if any(len(i) > 200 for i in ids):
+            raise forms.ValidationError("a conversation id has at most 200 characters")
+        return ids
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if bool(data.get("customer")) == bool(data.get("conversations")):
+            raise forms.ValidationError("Name either a customer or conversations.")
+        return data
+
+    def due_at(self) -> Any:
+        from datetime import datetime, time
+
+        from django.utils import timezone
+
+        day = self.cleaned_data.get("due")
+        if day is None:
+            return None
+        return datetime.combine(day, time.min, timezone.get_current_timezone())
+
+
+class LegalHoldForm(forms.Form):
+    scope = forms.ChoiceField(choices=LegalHold.Scope.choices, label="Hold")
+    customer = forms.CharField(required=False, max_length=200, label="Customer id")
+    conversation = forms.CharField(required=False, max_length=200, label="Conversation id")
+    queue = forms.CharField(required=False, max_length=100, label="Queue")
+    reason = forms.CharField(max_length=300, label="Reason", help_text="e.g. litigation L-7")
+
+
+class ReleaseForm(forms.Form):
+    reason = forms.CharField(max_length=300, label="Reason for release")

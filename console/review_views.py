@@ -10,7 +10,6 @@ URL ever is. Nothing is put in the session, the cache or a message; nothing is l
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from django import forms
 from django.contrib.auth.decorators import login_required
@@ -24,7 +23,7 @@ from django.views.decorators.http import require_http_methods
 import audit
 from conversations.keys import KeyDestroyed
 from conversations.models import ReviewGrant
-from conversations.permissions import is_console_admin
+from conversations.permissions import is_compliance
 from conversations.reviews import (
     GrantRefused,
     ReviewNotAllowed,
@@ -111,13 +110,6 @@ def review(request: HttpRequest, pk: int) -> HttpResponse:
 # --- compliance: who may review, and who reviewed unusually much -------------------------------
 
 
-def _is_overseer(user: Any) -> bool:
-    return bool(
-        user.is_active
-        and (is_console_admin(user) or user.groups.filter(name="compliance").exists())
-    )
-
-
 class RevokeForm(forms.Form):
     grant = forms.IntegerField(min_value=1, widget=forms.HiddenInput)
     reason = forms.CharField(label="Reason", max_length=300, required=False)
@@ -128,7 +120,7 @@ class RevokeForm(forms.Form):
 def review_grants(request: HttpRequest) -> HttpResponse:
     """Compliance staff and admins: review grants of the last 30 days (live first in mind,
     revocable here, audited) and review alerts. Granting stays with admins (admin, command)."""
-    if not _is_overseer(request.user):
+    if not is_compliance(request.user):
         raise Http404
     if request.method == "POST":
         form = RevokeForm(request.POST)

@@ -156,7 +156,7 @@ LOGIN_REDIRECT_URL = "home"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["conversations.api.auth.ServiceTokenAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["conversations.api.auth.TokenScope"],
     "DEFAULT_PARSER_CLASSES": ["conversations.api.parsers.StrictJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "EXCEPTION_HANDLER": "conversations.api.errors.exception_handler",
@@ -272,3 +272,6 @@ RETENTION_CHUNK = env.int("RETENTION_CHUNK", default=100)
 RETENTION_SWEEP_LIMIT = env.int("RETENTION_SWEEP_LIMIT", default=1000)
 RETENTION_RECEIPT_KEY = env.str("RETENTION_RECEIPT_KEY", default="")
 RETENTION_MAX_ATTEMPTS = env.int("RETENTION_MAX_ATTEMPTS", default=3)
+# The legal deadline a deletion request's SLA is shown against: one month from receipt (GDPR
+# art. 12(3)); a request may not be scheduled after it.
+RETENTION_LEGAL_DEADLINE_MONTHS = env.int("RETENTION_LEGAL_DEADLINE_MONTHS", default=1)

@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import review_views, views
+from . import compliance_views, review_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -11,10 +11,18 @@ urlpatterns = [
     path("conversations/<int:pk>/review/", review_views.review, name="conversation-review"),
     path("audit/", views.audit_log, name="audit-log"),
     path("audit/review-grants/", review_views.review_grants, name="review-grants"),
+    path("compliance/deletions/", compliance_views.deletions, name="deletions"),
+    path("compliance/deletions/new/", compliance_views.deletion_new, name="deletion-new"),
+    path(
+        "compliance/deletions/<int:pk>/", compliance_views.deletion_detail, name="deletion-detail"
+    ),
+    path("compliance/holds/", compliance_views.holds, name="legal-holds"),
+    path("compliance/holds/<int:pk>/release/", compliance_views.hold_release, name="hold-release"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("conversations.api.urls")),
+    path("api/v1/", include("retention.api")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves its start-up script as a file: no inline script (CSP).
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),

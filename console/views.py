@@ -23,7 +23,7 @@ from conversations.models import Conversation
 from conversations.permissions import (
     access_conversation,
     can_read_conversations,
-    is_console_admin,
+    is_compliance,
     visible_conversations,
 )
 from conversations.reviews import review_grant_live
@@ -40,7 +40,7 @@ def _require_reader(request: HttpRequest) -> None:
 @login_required
 @transaction.atomic
 def home(request: HttpRequest) -> HttpResponse:
-    if not can_read_conversations(request.user) and _is_auditor(request.user):
+    if not can_read_conversations(request.user) and is_compliance(request.user):
         return redirect("audit-log")  # compliance staff start at the audit log
     _require_reader(request)
     form = ConversationFilterForm(request.GET)
@@ -96,14 +96,9 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "console/conversation.html", {"page": page, "can_review": can_review})
 
 
-def _is_auditor(user: Any) -> bool:
-    if not user.is_active:
-        return False
-    return is_console_admin(user) or user.groups.filter(name="compliance").exists()
-
-
-def _require_auditor(request: HttpRequest) -> None:
-    if not _is_auditor(request.user):
+def require_auditor(request: HttpRequest) -> None:
+    """Compliance pages are 404 to everyone but compliance staff and admins."""
+    if not is_compliance(request.user):
         raise Http404
 
 
@@ -111,7 +106,7 @@ def _require_auditor(request: HttpRequest) -> None:
 @transaction.atomic
 def audit_log(request: HttpRequest) -> HttpResponse:
     """Compliance staff browse the audit log, newest first, with filters; 100 rows a page."""
-    _require_auditor(request)
+    require_auditor(request)
     form = AuditFilterForm(request.GET)
     rows: list[Any] = []
     older: str | None = None

@@ -2,17 +2,23 @@
 
 A guard is a function taking a batch of ``(conversation_external_id, customer_external_id)``
 pairs and returning the ``Refused`` of those it turns away, by position: one lookup per batch,
-whatever its size. Guards are registered by other apps at start-up (the
-retention app registers its tombstone check in ``RetentionConfig.ready``), so this app never
-imports them.
-``conversation_ingest_exchange`` runs them first; ``writer.ingest_batch`` runs them once for its
-items (unless its caller already did) and reports a refused item as a rejected line. To add
-one: ``guard_register(fn)`` in an app's ``ready()``.
+whatever its size. A guard has no side effect; what a refusal leaves behind (a counter, an audit
+row) is its ``Refused.record``, which the writer runs in a transaction of its own once the
+refused exchange's transaction has rolled back. Guards are registered by other apps at start-up
+(the retention app registers its tombstone check in ``RetentionConfig.ready``), so this app never
+imports them. To add one: ``guard_register(fn)`` in an app's ``ready()``.
+
+The writer (``writer.ingest_batch``) runs the guards *after* it has locked the batch's
+conversations, in the same transaction: an erasure commits its tombstone before it locks the
+conversation, so either the guard sees the tombstone, or the exchange commits first and the
+erasure, waiting on the lock, deletes it with the rest. Nothing slips in between.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+from django.db import transaction
 
 from .planning import IngestConflict
 
@@ -24,9 +30,31 @@ _GUARDS: list[Guard] = []
 class Refused(IngestConflict):
     """The exchange is refused outright (410 for a deleted conversation or customer)."""
 
-    def __init__(self, detail: str, *, field: str, code: str, status: int = 410) -> None:
+    def __init__(
+        self,
+        detail: str,
+        *,
+        field: str,
+        code: str,
+        status: int = 410,
+        record: Callable[[], None] | None = None,
+    ) -> None:
         super().__init__(detail, field=field, code=code)
         self.status = status
+        self.record = record
+
+
+class Refusals(Exception):
+    """Raised by the writer, out of its transaction, when a guard refused exchanges of the
+    batch (by position): nothing of the batch was stored. ``record()`` then keeps what the
+    refusals leave behind, each in its own transaction."""
+
+    def __init__(self, refused: Mapping[int, Refused]) -> None:
+        super().__init__(f"{len(refused)} exchange(s) refused by an ingest guard")
+        self.refused = dict(refused)
+
+    def record(self) -> None:
+        refusals_record(self.refused)
 
 
 def guard_register(guard: Guard) -> None:
@@ -35,7 +63,8 @@ def guard_register(guard: Guard) -> None:
 
 
 def ingest_check_many(pairs: Sequence[tuple[str, str]]) -> dict[int, Refused]:
-    """Run every guard over the batch; the first refusal of each refused position."""
+    """Run every guard over the batch; the first refusal of each refused position. Records
+    nothing (see ``refusals_record``)."""
     refused: dict[int, Refused] = {}
     for guard in _GUARDS:
         for position, refusal in guard(pairs).items():
@@ -43,8 +72,9 @@ def ingest_check_many(pairs: Sequence[tuple[str, str]]) -> dict[int, Refused]:
     return refused
 
 
-def ingest_check(conversation_external_id: str, customer_external_id: str) -> None:
-    """Run every guard for one exchange; raises its ``Refused``."""
-    refused = ingest_check_many([(conversation_external_id, customer_external_id)])
-    if refused:
-        raise refused[0]
+def refusals_record(refused: Mapping[int, Refused]) -> None:
+    """Keep what each refusal leaves behind (a counter, an audit row), one transaction each."""
+    for refusal in refused.values():
+        if refusal.record is not None:
+            with transaction.atomic():
+                refusal.record()

@@ -258,9 +258,16 @@ class ConversationEvent(models.Model):
 
 
 class ServiceToken(models.Model):
-    """A credential for the chat backend. Only the SHA-256 of the token is kept."""
+    """A credential for a system calling the API. Only the SHA-256 of the token is kept. Its
+    scope says which endpoints it opens: the chat backend's (exchanges, replay, events) or a
+    ticketing system's (deletion requests and legal holds), never both."""
+
+    class Scope(models.TextChoices):
+        INGEST = "ingest", "chat backend: exchanges, replay, events"
+        COMPLIANCE = "compliance", "ticketing system: deletion requests, legal holds"
 
     name = models.CharField(max_length=100, unique=True)
+    scope = models.CharField(max_length=20, choices=Scope.choices, default=Scope.INGEST)
     prefix = models.CharField(max_length=12, help_text="the first characters, to tell tokens apart")
     token_sha256 = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)

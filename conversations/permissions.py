@@ -38,6 +38,17 @@ def is_console_admin(user: Any) -> bool:
     return bool(user.is_active and (user.is_superuser or ADMIN_GROUP in _groups(user)))
 
 
+COMPLIANCE_GROUP = "compliance"
+
+
+def is_compliance(user: Any) -> bool:
+    """Compliance staff (or a console admin): the audit log, deletion requests, legal holds,
+    review grants."""
+    if not user.is_authenticated or not user.is_active:
+        return False
+    return is_console_admin(user) or COMPLIANCE_GROUP in _groups(user)
+
+
 def can_read_conversations(user: Any) -> bool:
     if not user.is_authenticated or not user.is_active:
         return False

@@ -19,7 +19,7 @@ from django.utils import timezone
 import audit
 
 from .formats.registry import message_blocks
-from .guards import ingest_check
+from .guards import Refusals
 from .keys import data_key_for, decrypt_message
 from .models import (
     Block,
@@ -65,10 +65,10 @@ def conversation_ingest_exchange(
 
     Parsing happens before the transaction opens (it is pure and can be slow); FormatError
     propagates and nothing is written. With an idempotency key, the first result is stored in the
-    same transaction as the exchange and returned again for a retry with the same body. The ingest
-    guards run first (``guards.py``): a refused exchange raises ``Refused`` and stores nothing.
+    same transaction as the exchange and returned again for a retry with the same body. An
+    exchange an ingest guard refuses (``guards.py``) raises ``Refused`` and stores nothing; the
+    refusal is recorded once the transaction has rolled back.
     """
-    ingest_check(data.conversation, data.customer)
     parsed = exchange_parse(data)
     if idempotency_key is not None and token is not None:
         previous = _idempotent_result(token, idempotency_key, request_sha256)
@@ -76,7 +76,7 @@ def conversation_ingest_exchange(
             return previous
     try:
         with transaction.atomic():
-            result = ingest_batch([(0, data, parsed)], guarded=True)
+            result = ingest_batch([(0, data, parsed)], retry_refused=False)
             if result.rejected:
                 raise result.rejected[0][1]
             stored = result.stored[0]
@@ -96,6 +96,9 @@ def conversation_ingest_exchange(
                     status_code=201,
                     response=body,
                 )
+    except Refusals as refusals:
+        refusals.record()
+        raise refusals.refused[0] from None
     except IntegrityError:
         # A concurrent request with the same key won the race: its result is the answer.
         if idempotency_key is not None and token is not None:
@@ -139,10 +142,15 @@ def token_hash(token: str) -> str:
 
 
 @transaction.atomic
-def service_token_create(*, name: str) -> tuple[ServiceToken, str]:
-    """A new token for the chat backend; the clear token is returned once and never stored."""
+def service_token_create(
+    *, name: str, scope: str = ServiceToken.Scope.INGEST
+) -> tuple[ServiceToken, str]:
+    """A new token (for the chat backend, or a ticketing system with scope ``compliance``); the
+    clear token is returned once and never stored."""
     token = "sct_" + secrets.token_urlsafe(32)
-    row = ServiceToken.objects.create(name=name, prefix=token[:10], token_sha256=token_hash(token))
+    row = ServiceToken.objects.create(
+        name=name, scope=scope, prefix=token[:10], token_sha256=token_hash(token)
+    )
     return row, token
 
 

@@ -31,7 +31,7 @@ from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from .blocks import BlockClass, ParsedExchange
-from .guards import ingest_check_many
+from .guards import Refusals, ingest_check_many
 from .keys import data_keys_for, encrypt_message
 from .models import Block, Conversation, Exchange, Message, Queue
 from .planning import (
@@ -455,33 +455,37 @@ def _write_rows(cur: CursorWrapper, tables: Sequence[list[tuple[Any, ...]]]) -> 
 
 
 def ingest_batch(
-    items: Sequence[tuple[int, ExchangeInput, ParsedExchange]], *, guarded: bool = False
+    items: Sequence[tuple[int, ExchangeInput, ParsedExchange]], *, retry_refused: bool = True
 ) -> BatchResult:
     """Store a batch of parsed exchanges (``(line number, input, parsed)``), in order, in one
-    transaction (the caller's, when there is one: no savepoint, it costs two round trips).
-    ``guarded``: the caller ran the ingest guards already (the API's service does, outside
-    its transaction, so that a refusal's audit row is kept)."""
-    with transaction.atomic(savepoint=False):
-        return _ingest_allowed(items) if guarded else _ingest_batch(items)
+    transaction.
 
-
-def _ingest_batch(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) -> BatchResult:
-    # The ingest guards (guards.py) first: a refused item becomes a rejected line, and nothing of
-    # it is stored (not even its conversation row, which _lock_conversations would create).
-    refusals = ingest_check_many([(data.conversation, data.customer) for _, data, _ in items])
-    refused: list[tuple[int, IngestConflict]] = [
-        (items[position][0], refusal) for position, refusal in sorted(refusals.items())
-    ]
-    allowed = [item for position, item in enumerate(items) if position not in refusals]
-    if refused:
-        if not allowed:
-            return BatchResult(0, 0, 0, refused, [])
-        result = _ingest_allowed(allowed)
+    The ingest guards (``guards.py``) run once the batch's conversations are locked. When they
+    refuse exchanges, the transaction rolls back and nothing of the batch is kept; the refusals
+    are then recorded, reported as rejected lines, and the rest of the batch is stored again.
+    ``retry_refused=False`` (the API's service, one exchange in its own transaction): the batch
+    joins the caller's transaction without a savepoint (it costs two round trips) and
+    ``Refusals`` propagates, for the caller to record once it has rolled back."""
+    if not retry_refused:
+        with transaction.atomic(savepoint=False):
+            return _ingest_allowed(items)
+    refused: list[tuple[int, IngestConflict]] = []
+    while items:
+        try:
+            with transaction.atomic():
+                result = _ingest_allowed(items)
+        except Refusals as refusals:
+            refusals.record()
+            refused.extend((items[p][0], r) for p, r in sorted(refusals.refused.items()))
+            items = [item for p, item in enumerate(items) if p not in refusals.refused]
+            continue
+        if not refused:
+            return result
         rejected = sorted([*refused, *result.rejected], key=lambda r: r[0])
         return BatchResult(
             result.exchanges, result.messages, result.blocks, rejected, result.stored
         )
-    return _ingest_allowed(items)
+    return BatchResult(0, 0, 0, refused, [])
 
 
 def _ingest_allowed(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) -> BatchResult:
@@ -489,6 +493,10 @@ def _ingest_allowed(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) 
     policies = field_policies()
     with connection.cursor() as cur:
         conversations = _lock_conversations(cur, items, now)
+        # The guards, now that the conversations are locked (guards.py says why here).
+        refusals = ingest_check_many([(data.conversation, data.customer) for _, data, _ in items])
+        if refusals:
+            raise Refusals(refusals)
         planned, superseded, rejected = _plan(items, conversations)
         # Committed in the keys database before the rows they encrypt (keys.py says why).
         keys = data_keys_for({p.conversation.pk for p in planned}, create=True)

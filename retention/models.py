@@ -41,8 +41,19 @@ class DeletionRequest(models.Model):
         models.BigIntegerField(), default=list, blank=True, help_text="internal ids"
     )
     reason = models.CharField(max_length=300)
+    reference = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="the requester's reference (a ticket id); one request per reference",
+    )
+    # A keyed hash of what was asked (scope and ids), so a retried submission with the same
+    # reference is recognised after the raw ids are cleared.
+    request_hash = models.CharField(max_length=64, blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    requester = models.CharField(
+        max_length=200, blank=True, help_text="who submitted it: a user or a service token"
     )
     requested_at = models.DateTimeField(auto_now_add=True)
     due = models.DateTimeField(db_index=True)
@@ -73,7 +84,10 @@ class DeletionRequest(models.Model):
                 condition=~Q(status="completed")
                 | (Q(subject="") & Q(conversation_external_ids=[])),
                 name="deletion_completed_keeps_no_raw_id",
-            )
+            ),
+            models.UniqueConstraint(
+                fields=["reference"], condition=~Q(reference=""), name="deletion_reference_uniq"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -96,10 +110,12 @@ class LegalHold(models.Model):
     placed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    placed_by_label = models.CharField(max_length=200, blank=True)
     placed_at = models.DateTimeField(auto_now_add=True)
     released_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    released_by_label = models.CharField(max_length=200, blank=True)
     released_at = models.DateTimeField(null=True, blank=True)
     release_reason = models.CharField(max_length=300, blank=True)
 

@@ -17,11 +17,14 @@ import logging
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from typing import Any
 
 import redis
+from dateutil.relativedelta import relativedelta
 from django.conf import settings
-from django.db import transaction
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import IntegrityError, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
@@ -56,8 +59,8 @@ def conversation_hash(external_id: str) -> str:
 
 def tombstone_guard(pairs: Sequence[tuple[str, str]]) -> dict[int, Refused]:
     """The ingest guard (registered in apps.py): refuse, with 410, the exchanges of a deleted
-    conversation or customer; each refusal is counted on its tombstone and audited. One query
-    for the whole batch."""
+    conversation or customer. One query for the whole batch; each refusal, once recorded, is
+    counted on its tombstone and audited."""
     wanted: list[tuple[tuple[str, str], tuple[str, str] | None]] = []
     for conversation_external_id, customer_external_id in pairs:
         conversation = (
@@ -81,23 +84,31 @@ def tombstone_guard(pairs: Sequence[tuple[str, str]]) -> dict[int, Refused]:
         tombstone = found.get(conversation) or (found.get(customer) if customer else None)
         if tombstone is None:
             continue
-        with transaction.atomic():
-            Tombstone.objects.filter(pk=tombstone.pk).update(
-                refused_count=F("refused_count") + 1, last_refused_at=timezone.now()
-            )
-            audit.record(
-                "exchange.refused_tombstoned",
-                subject=pairs[position][1] or None,
-                tombstone=tombstone.pk,
-                conversation_hash=conversation[1],
-            )
         what = "conversation" if tombstone.kind == Tombstone.Kind.CONVERSATION else "customer"
         refused[position] = Refused(
             f"this {what} was deleted; exchanges for it are not stored",
             field=what,
             code="gone",
+            record=partial(
+                _refusal_record,
+                tombstone=tombstone.pk,
+                customer=pairs[position][1],
+                conversation_hash=conversation[1],
+            ),
         )
     return refused
+
+
+def _refusal_record(*, tombstone: int, customer: str, conversation_hash: str) -> None:
+    Tombstone.objects.filter(pk=tombstone).update(
+        refused_count=F("refused_count") + 1, last_refused_at=timezone.now()
+    )
+    audit.record(
+        "exchange.refused_tombstoned",
+        subject=customer or None,
+        tombstone=tombstone,
+        conversation_hash=conversation_hash,
+    )
 
 
 def _tombstone(kind: str, key_hash: str) -> None:
@@ -128,17 +139,24 @@ def conversation_erase(
     if known is not None:
         with transaction.atomic():
             _tombstone(Tombstone.Kind.CONVERSATION, conversation_hash(known))
-    keys = data_key_destroy(conversation_id)
-    counts: dict[str, dict[str, int]] = {"keys": {registry.KEYS.label: keys}, "main": {}}
+    data_key_destroy(conversation_id)
+    counts: dict[str, dict[str, int]] = {"keys": {}, "main": {}}
     external_id: str | None = None
     with transaction.atomic():
         conversation = Conversation.objects.select_for_update().filter(pk=conversation_id).first()
         if conversation is not None:
+            # Holding the lock, no ingest of this conversation is in flight: a key one created
+            # while we waited for the lock (it passed the guard before the tombstone) goes too.
+            data_key_destroy(conversation_id)
             external_id = conversation.external_id
             for entry in registry.ERASED:
                 deleted, _ = entry.rows([conversation_id]).delete()
                 if deleted:
                     counts["main"][entry.label] = deleted
+            # Its messages were encrypted under its key: that key is gone now (destroyed above,
+            # or by an attempt that crashed before this transaction committed).
+            if conversation.message_count:
+                counts["keys"][registry.KEYS.label] = 1
             _tombstone(Tombstone.Kind.CONVERSATION, conversation_hash(external_id))
         if request_id is not None:
             request = DeletionRequest.objects.select_for_update().get(pk=request_id)
@@ -146,12 +164,6 @@ def conversation_erase(
             if conversation is not None:
                 request.conversations_erased += 1
             request.save(update_fields=["counts", "conversations_erased"])
-    if conversation is not None:
-        # An ingest that passed the guard before the tombstone may have created a key again
-        # (keys.data_keys_for): destroyed too, so no key outlives its conversation's rows.
-        again = data_key_destroy(conversation_id)
-        if again:
-            counts["keys"][registry.KEYS.label] += again
     return counts, external_id
 
 
@@ -188,28 +200,49 @@ def legal_hold_place(
     reason: str,
     customer: str = "",
     conversation_id: int | None = None,
+    conversation: str = "",
     queue: str = "",
     actor: Any = None,
 ) -> LegalHold:
-    if scope == LegalHold.Scope.SUBJECT and not customer:
-        raise ValueError("a subject hold names the customer")
-    if scope == LegalHold.Scope.CONVERSATION and conversation_id is None:
-        raise ValueError("a conversation hold names the conversation")
-    if scope == LegalHold.Scope.QUEUE and not queue:
-        raise ValueError("a queue hold names the queue")
+    """Place a hold on a customer, a conversation (its internal id, or ``conversation``: the chat
+    backend's id) or a queue. Audited. Raises ``DeletionInvalid``."""
+    if scope not in LegalHold.Scope.values:
+        raise DeletionInvalid(
+            f"the scope is one of {', '.join(LegalHold.Scope.values)}", field="scope"
+        )
+    if not reason.strip():
+        raise DeletionInvalid("a legal hold states its reason", field="reason")
+    if scope == LegalHold.Scope.SUBJECT and not customer.strip():
+        raise DeletionInvalid("a customer hold names the customer", field="customer")
+    if scope == LegalHold.Scope.CONVERSATION:
+        if conversation_id is None and conversation:
+            conversation_id = (
+                Conversation.objects.filter(external_id=conversation)
+                .values_list("pk", flat=True)
+                .first()
+            )
+            if conversation_id is None:
+                raise DeletionInvalid("no such conversation", field="conversation")
+        if conversation_id is None:
+            raise DeletionInvalid(
+                "a conversation hold names the conversation", field="conversation"
+            )
+    if scope == LegalHold.Scope.QUEUE and not queue.strip():
+        raise DeletionInvalid("a queue hold names the queue", field="queue")
     hold = LegalHold.objects.create(
         scope=scope,
         reason=reason,
-        subject_hash=audit.subject_hash(customer) if customer else "",
-        conversation_id=conversation_id,
-        queue=queue,
-        placed_by=actor,
+        subject_hash=audit.subject_hash(customer) if scope == LegalHold.Scope.SUBJECT else "",
+        conversation_id=conversation_id if scope == LegalHold.Scope.CONVERSATION else None,
+        queue=queue if scope == LegalHold.Scope.QUEUE else "",
+        placed_by=_user(actor),
+        placed_by_label=audit.actor_label(actor),
     )
     audit.record(
         "legal_hold.placed",
         actor=actor,
-        subject=customer or None,
-        conversation_id=conversation_id,
+        subject=customer if scope == LegalHold.Scope.SUBJECT else None,
+        conversation_id=hold.conversation_id,
         hold=hold.pk,
         reason=reason,
     )
@@ -218,19 +251,28 @@ def legal_hold_place(
 
 @transaction.atomic
 def legal_hold_release(*, hold: LegalHold, reason: str, actor: Any = None) -> LegalHold:
-    """Release a hold; the requests it blocked go back to pending, for the next tick."""
+    """Release a hold; the requests it blocked go back to pending, for the next tick. Releasing
+    a released hold changes nothing."""
+    if not reason.strip():
+        raise DeletionInvalid("releasing a legal hold states its reason", field="reason")
     hold = LegalHold.objects.select_for_update().get(pk=hold.pk)
     if hold.released_at is not None:
         return hold
     hold.released_at = timezone.now()
-    hold.released_by = actor
+    hold.released_by = _user(actor)
+    hold.released_by_label = audit.actor_label(actor)
     hold.release_reason = reason
-    hold.save(update_fields=["released_at", "released_by", "release_reason"])
+    hold.save(update_fields=["released_at", "released_by", "released_by_label", "release_reason"])
     DeletionRequest.objects.filter(status=DeletionRequest.Status.BLOCKED, blocked_by=hold).update(
         status=DeletionRequest.Status.PENDING, blocked_reason="", blocked_by=None
     )
     audit.record("legal_hold.released", actor=actor, hold=hold.pk, reason=reason)
     return hold
+
+
+def _user(actor: Any) -> Any:
+    """The user to keep in a foreign key: None for the system or a service token."""
+    return actor if isinstance(actor, AbstractBaseUser) else None
 
 
 # --- Deletion requests ------------------------------------------------------------------------
@@ -255,6 +297,53 @@ def deletion_preview(
     return ids, _preview(ids)
 
 
+class DeletionInvalid(ValueError):
+    """A deletion request or legal hold that cannot be accepted as asked; ``field`` names the
+    input at fault."""
+
+    def __init__(self, message: str, *, field: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class ReferenceReused(DeletionInvalid):
+    """The reference names an existing request that asked for something else."""
+
+
+def legal_deadline(requested_at: datetime) -> datetime:
+    """The legal deadline of a request received at ``requested_at``: one month (GDPR art. 12(3),
+    ``RETENTION_LEGAL_DEADLINE_MONTHS``), the same day of the next month or its last day."""
+    return requested_at + relativedelta(months=settings.RETENTION_LEGAL_DEADLINE_MONTHS)
+
+
+def _request_hash(customer: str, conversations: Sequence[str]) -> str:
+    what = {"customer": customer} if customer else {"conversations": sorted(set(conversations))}
+    return audit.subject_hash("deletion-request:" + json.dumps(what, sort_keys=True))
+
+
+def _check_request(
+    *, reason: str, customer: str, conversations: Sequence[str], due: datetime | None
+) -> None:
+    if bool(customer) == bool(conversations):
+        raise DeletionInvalid("name either a customer or conversations", field="customer")
+    if customer and not customer.strip():
+        raise DeletionInvalid("the customer id is blank", field="customer")
+    if any(not c.strip() for c in conversations):
+        raise DeletionInvalid("a conversation id is blank", field="conversations")
+    if not reason.strip():
+        raise DeletionInvalid("a deletion request states its reason", field="reason")
+    if due is not None:
+        if timezone.is_naive(due):
+            raise DeletionInvalid("the due date must carry a time zone", field="due")
+        deadline = legal_deadline(timezone.now())
+        if due > deadline:
+            raise DeletionInvalid(
+                f"due after the legal deadline ({deadline:%Y-%m-%d %H:%M %Z}, one month from "
+                "receipt)",
+                field="due",
+            )
+
+
 @transaction.atomic
 def deletion_request_submit(
     *,
@@ -262,14 +351,14 @@ def deletion_request_submit(
     customer: str = "",
     conversations: Sequence[str] = (),
     due: datetime | None = None,
+    reference: str = "",
     actor: Any = None,
 ) -> DeletionRequest:
     """A request to erase a customer (every conversation of theirs, and tombstone them) or named
-    conversations; due at ``due`` (default: now, i.e. the next tick). Audited."""
-    if bool(customer) == bool(conversations):
-        raise ValueError("name either a customer or conversations")
-    if not reason.strip():
-        raise ValueError("a deletion request states its reason")
+    conversations; due at ``due`` (default: now, i.e. the next tick; never after the legal
+    deadline). ``reference``: the requester's ticket id, unique (see
+    ``deletion_request_submit_once``). Audited. Raises ``DeletionInvalid``."""
+    _check_request(reason=reason, customer=customer, conversations=conversations, due=due)
     ids, preview = deletion_preview(customer=customer, conversations=conversations)
     request = DeletionRequest.objects.create(
         scope=DeletionRequest.Scope.CUSTOMER if customer else DeletionRequest.Scope.CONVERSATIONS,
@@ -278,7 +367,10 @@ def deletion_request_submit(
         conversation_external_ids=list(conversations),
         conversation_ids=ids,
         reason=reason,
-        requested_by=actor,
+        reference=reference,
+        request_hash=_request_hash(customer, conversations),
+        requested_by=_user(actor),
+        requester=audit.actor_label(actor),
         due=due or timezone.now(),
         preview=preview,
     )
@@ -291,8 +383,46 @@ def deletion_request_submit(
         conversations=ids,
         reason=reason,
         due=request.due.isoformat(),
+        reference=reference,
     )
     return request
+
+
+def deletion_request_submit_once(
+    *,
+    reference: str,
+    reason: str,
+    customer: str = "",
+    conversations: Sequence[str] = (),
+    due: datetime | None = None,
+    actor: Any = None,
+) -> tuple[DeletionRequest, bool]:
+    """Submit, unless a request with this reference exists: then that one is returned (False)
+    when it asked for the same thing, and ``ReferenceReused`` raised when it did not. A ticketing
+    system retrying a submission gets the same request back."""
+    existing = DeletionRequest.objects.filter(reference=reference).first()
+    if existing is None:
+        try:
+            with transaction.atomic():
+                request = deletion_request_submit(
+                    reason=reason,
+                    customer=customer,
+                    conversations=conversations,
+                    due=due,
+                    reference=reference,
+                    actor=actor,
+                )
+            return request, True
+        except IntegrityError:
+            # A concurrent submission with the same reference committed first.
+            existing = DeletionRequest.objects.get(reference=reference)
+    if existing.request_hash != _request_hash(customer, conversations):
+        raise ReferenceReused(
+            f"reference {reference!r} names deletion request {existing.pk}, which asked for "
+            "something else",
+            field="reference",
+        )
+    return existing, False
 
 
 def deletion_request_claim(*, now: datetime | None = None) -> DeletionRequest | None:
@@ -377,24 +507,33 @@ def deletion_request_execute(*, request: DeletionRequest) -> DeletionRequest:
         request.refresh_from_db()
         return request
     if request.subject:
-        # First, so no new conversation of this customer is stored while we erase.
+        # So no new conversation of this customer is stored while we erase (an exchange that
+        # passed the guard just before is caught below, when the targets are read again).
         with transaction.atomic():
             _tombstone(Tombstone.Kind.CUSTOMER, request.subject_hash)
-    DeletionRequest.objects.filter(pk=request.pk).update(conversation_ids=ids)
     externals = set(request.conversation_external_ids)
     chunk = max(1, settings.RETENTION_CHUNK)
-    for start in range(0, len(ids), chunk):
-        if not _heartbeat(request):
-            request.refresh_from_db()
-            return request
-        for conversation_id in ids[start : start + chunk]:
-            _, external_id = conversation_erase(conversation_id, request_id=request.pk)
-            if external_id is not None:
-                externals.add(external_id)
+    erased: list[int] = []
+    while ids:
+        DeletionRequest.objects.filter(pk=request.pk).update(
+            conversation_ids=sorted({*erased, *ids})
+        )
+        for start in range(0, len(ids), chunk):
+            if not _heartbeat(request):
+                request.refresh_from_db()
+                return request
+            for conversation_id in ids[start : start + chunk]:
+                _, external_id = conversation_erase(conversation_id, request_id=request.pk)
+                if external_id is not None:
+                    externals.add(external_id)
+        erased.extend(ids)
+        # Anything of the subject stored while we erased (see above) is erased too.
+        ids = [pk for pk in _targets(request) if pk not in set(erased)]
+    erased.sort()
     verification = verification_scan(
-        conversation_ids=ids, external_ids=sorted(externals), subject=request.subject
+        conversation_ids=erased, external_ids=sorted(externals), subject=request.subject
     )
-    return _complete(request, ids, verification)
+    return _complete(request, erased, verification)
 
 
 def _complete(
@@ -411,7 +550,7 @@ def _complete(
             return current
         now = timezone.now()
         counts = current.counts
-        keys_destroyed = current.conversations_erased
+        keys_destroyed = counts.get("keys", {}).get(registry.KEYS.label, 0)
         receipt = Receipt(
             request=current,
             subject_hash=current.subject_hash,

@@ -1,4 +1,6 @@
-"""Service tokens for the chat backend: ``Authorization: Bearer <token>``."""
+"""Service tokens: ``Authorization: Bearer <token>``. A token opens the endpoints of its scope only
+(``ServiceToken.Scope``): each API view names the scope it needs in ``token_scope``; a view that
+names none is closed to every token."""
 
 from __future__ import annotations
 
@@ -6,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 from django.utils import timezone
-from rest_framework import authentication, exceptions
+from rest_framework import authentication, exceptions, permissions
 
 from ..models import ServiceToken
 from ..services import token_hash
@@ -34,7 +36,7 @@ class ServiceTokenAuthentication(authentication.BaseAuthentication):
         # A plain query: this runs on every ingest request.
         row = next(
             ServiceToken.objects.raw(
-                f"SELECT id, name, prefix, last_used_at, revoked_at FROM {_TABLE} "  # noqa: S608
+                f"SELECT id, name, scope, prefix, last_used_at, revoked_at FROM {_TABLE} "  # noqa: S608
                 "WHERE token_sha256 = %s AND revoked_at IS NULL",
                 [token_hash(token)],
             ).iterator(),
@@ -49,3 +51,19 @@ class ServiceTokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request: Any) -> str:
         return 'Bearer realm="api"'
+
+
+class TokenScope(permissions.IsAuthenticated):
+    """An authenticated token whose scope is the view's ``token_scope`` (403 otherwise)."""
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        if not super().has_permission(request, view):
+            return False
+        needed = getattr(view, "token_scope", None)
+        if needed is None or getattr(request.user, "scope", None) != needed:
+            self.message = (
+                f"this token's scope ({getattr(request.user, 'scope', '?')}) does not open "
+                "this endpoint"
+            )
+            return False
+        return True

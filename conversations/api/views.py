@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from ..formats import FormatError
 from ..guards import Refused
+from ..models import ServiceToken
 from ..planning import exchange_input
 from ..replay import envelope
 from ..selectors import conversation_by_external_id, conversation_message_raws
@@ -51,6 +52,8 @@ def _conversation_or_404(external_id: str) -> Any:
 
 
 class ExchangeCreateApi(APIView):
+    token_scope = ServiceToken.Scope.INGEST
+
     @extend_schema(
         request=ExchangeInputSerializer,
         responses={
@@ -102,6 +105,8 @@ class ExchangeCreateApi(APIView):
 
 
 class ConversationMessagesApi(APIView):
+    token_scope = ServiceToken.Scope.INGEST
+
     @extend_schema(
         responses={
             200: OpenApiResponse(
@@ -120,6 +125,8 @@ class ConversationMessagesApi(APIView):
 
 
 class ConversationEventCreateApi(APIView):
+    token_scope = ServiceToken.Scope.INGEST
+
     @extend_schema(
         request=EventInputSerializer,
         responses={201: EventOutputSerializer, **_ERRORS},

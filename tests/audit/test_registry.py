@@ -26,6 +26,8 @@ STABLE_CODES = {
     "legal_hold.placed",
     "legal_hold.released",
     "exchange.refused_tombstoned",
+    "deletion.viewed",
+    "deletion.previewed",
     "retention.swept",
     "audit.viewed",
 }

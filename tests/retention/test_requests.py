@@ -9,8 +9,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection, connections
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
@@ -209,6 +210,7 @@ def test_the_commands(api: APIClient) -> None:
     assert "completed=1" in out.getvalue()
     assert DeletionRequest.objects.get(pk=request.pk).status == "completed"
     out = StringIO()
+    due = (timezone.now() + timedelta(days=10)).date().isoformat()
     call_command(
         "deletion_request",
         "--conversation",
@@ -217,12 +219,21 @@ def test_the_commands(api: APIClient) -> None:
         "--reason",
         "r",
         "--due",
-        "2030-01-01",
+        due,
+        "--reference",
+        "ZD-77",
         stdout=out,
     )
     later = DeletionRequest.objects.get(pk=int(out.getvalue()))
     assert later.conversation_external_ids == ["a", "b"]
-    assert later.due.year == 2030
+    assert later.due.date().isoformat() == due
+    assert later.reference == "ZD-77"
+    # Past the legal deadline (one month from receipt): refused, nothing stored.
+    with pytest.raises(CommandError, match="due after the legal deadline"):
+        call_command("deletion_request", "--customer", "x", "--reason", "r", "--due", "2030-01-01")
+    with pytest.raises(CommandError, match="reference 'ZD-77' names deletion request"):
+        call_command("deletion_request", "--customer", "x", "--reason", "r", "--reference", "ZD-77")
+    assert DeletionRequest.objects.count() == 2
 
 
 @pytest.mark.django_db(transaction=True)

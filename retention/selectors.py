@@ -1,0 +1,85 @@
+"""Reads of deletion requests, receipts and legal holds, for the compliance pages and the API.
+
+The SLA of a request is measured against its legal deadline (``services.legal_deadline``: one
+month from receipt), not against its due date (when the clock may execute it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from .models import DeletionRequest, LegalHold
+from .services import legal_deadline
+
+__all__ = ["DUE_SOON", "Sla", "deletion_request_sla", "deletion_requests", "legal_holds"]
+
+# An open request closer than this to its deadline is shown as due soon.
+DUE_SOON = timedelta(days=7)
+
+
+@dataclass(frozen=True)
+class Sla:
+    deadline: datetime
+    # open: "on track" | "due soon" | "overdue"; closed: "met" | "missed"
+    state: str
+    # open: time left (negative when overdue); closed: how long it took
+    delta: timedelta
+
+    @property
+    def days(self) -> int:
+        return abs(self.delta).days
+
+    @property
+    def label(self) -> str:
+        if self.state in ("met", "missed"):
+            took = _span(self.delta)
+            return f"{self.state}: completed in {took}"
+        if self.state == "overdue":
+            return f"overdue by {_span(-self.delta)}"
+        return f"{_span(self.delta)} left"
+
+
+def _span(delta: timedelta) -> str:
+    if delta >= timedelta(days=1):
+        return f"{delta.days} day{'s' if delta.days != 1 else ''}"
+    hours = int(delta.total_seconds() // 3600)
+    if hours >= 1:
+        return f"{hours} hour{'s' if hours != 1 else ''}"
+    return f"{max(0, int(delta.total_seconds() // 60))} min"
+
+
+def deletion_request_sla(request: DeletionRequest, *, now: datetime | None = None) -> Sla:
+    deadline = legal_deadline(request.requested_at)
+    if request.status == DeletionRequest.Status.COMPLETED and request.completed_at:
+        met = request.completed_at <= deadline
+        took = request.completed_at - request.requested_at
+        return Sla(deadline, "met" if met else "missed", took)
+    left = deadline - (now or timezone.now())
+    state = "overdue" if left < timedelta(0) else "due soon" if left < DUE_SOON else "on track"
+    return Sla(deadline, state, left)
+
+
+def deletion_requests(
+    *, status: str | None = None, before: int | None = None
+) -> QuerySet[DeletionRequest]:
+    """Newest first (by id), with their receipt and blocking hold; ``before``: ids below it."""
+    qs = DeletionRequest.objects.select_related("receipt", "blocked_by").order_by("-pk")
+    if status:
+        qs = qs.filter(status=status)
+    if before is not None:
+        qs = qs.filter(pk__lt=before)
+    return qs
+
+
+def legal_holds(*, active: bool | None = None) -> QuerySet[LegalHold]:
+    """Active ones first, then newest first."""
+    qs = LegalHold.objects.order_by("-released_at", "-pk")
+    if active is True:
+        qs = qs.filter(released_at__isnull=True)
+    elif active is False:
+        qs = qs.filter(released_at__isnull=False)
+    return qs
