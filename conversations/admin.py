@@ -83,9 +83,9 @@ class UnknownBlockTypeAdmin(ReadOnlyAdmin):
 
 @admin.register(ServiceToken)
 class ServiceTokenAdmin(admin.ModelAdmin):
-    list_display = ("name", "prefix", "created_at", "last_used_at", "revoked_at")
+    list_display = ("name", "scope", "prefix", "created_at", "last_used_at", "revoked_at")
     readonly_fields = ("prefix", "token_sha256", "created_at", "last_used_at")
-    fields = ("name", "prefix", "created_at", "last_used_at", "revoked_at")
+    fields = ("name", "scope", "prefix", "created_at", "last_used_at", "revoked_at")
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # tokens are created by `manage.py create_service_token`, which prints it once

@@ -78,6 +78,7 @@ def data_key_for(conversation_id: int, *, create: bool = False) -> bytes:
 
 
 _TABLE = DataKey._meta.db_table
+_DESTROY = f"DELETE FROM {_TABLE} WHERE conversation_id = %s"  # noqa: S608
 _SELECT_KEYS = (
     f"SELECT conversation_id, master_key_id, wrapped_key FROM {_TABLE} "  # noqa: S608
     "WHERE conversation_id = ANY(%s)"
@@ -126,10 +127,12 @@ def data_keys_for(conversation_ids: Iterable[int], *, create: bool = False) -> d
 
 
 def data_key_destroy(conversation_id: int) -> int:
-    """Delete the key row, committed on its own: the conversation is unreadable from here on."""
-    with transaction.atomic(using=KEYS_DB):
-        deleted, _ = DataKey.objects.using(KEYS_DB).filter(conversation_id=conversation_id).delete()
-    return deleted
+    """Delete the key row, committed on its own (one statement, the keys database's connection
+    in autocommit, whatever the main database's transaction): the conversation is unreadable from
+    here on. Returns the rows deleted (0 or 1)."""
+    with connections[KEYS_DB].cursor() as cur:
+        cur.execute(_DESTROY, [conversation_id])
+        return cur.rowcount
 
 
 def data_keys_rewrap(*, batch_size: int = 500) -> int:

@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 
 import audit
 from conversations.api.errors import ApiError
-from conversations.api.serializers import ErrorSerializer
+from conversations.api.serializers import ErrorSerializer, StrictCharField, StrictSerializer
 from conversations.models import ServiceToken
 
 from .models import DeletionRequest, LegalHold
@@ -45,10 +45,10 @@ _ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 403: ErrorSerializer, 404
 # --- Input ------------------------------------------------------------------------------------
 
 
-class _Target(serializers.Serializer):
-    customer = serializers.CharField(max_length=200, required=False)
+class _Target(StrictSerializer):
+    customer = StrictCharField(max_length=200, required=False)
     conversations = serializers.ListField(
-        child=serializers.CharField(max_length=200),
+        child=StrictCharField(max_length=200),
         required=False,
         allow_empty=False,
         max_length=10_000,
@@ -67,8 +67,8 @@ class DeletionPreviewInput(_Target):
 
 
 class DeletionRequestInput(_Target):
-    reason = serializers.CharField(max_length=300)
-    reference = serializers.CharField(
+    reason = StrictCharField(max_length=300)
+    reference = StrictCharField(
         max_length=100, help_text="your ticket id: submitting it again returns the same request"
     )
     due = serializers.DateTimeField(
@@ -76,16 +76,16 @@ class DeletionRequestInput(_Target):
     )
 
 
-class LegalHoldInput(serializers.Serializer):
+class LegalHoldInput(StrictSerializer):
     scope = serializers.ChoiceField(choices=LegalHold.Scope.choices)
-    reason = serializers.CharField(max_length=300)
-    customer = serializers.CharField(max_length=200, required=False)
-    conversation = serializers.CharField(max_length=200, required=False)
-    queue = serializers.CharField(max_length=100, required=False)
+    reason = StrictCharField(max_length=300)
+    customer = StrictCharField(max_length=200, required=False)
+    conversation = StrictCharField(max_length=200, required=False)
+    queue = StrictCharField(max_length=100, required=False)
 
 
-class ReleaseInput(serializers.Serializer):
-    reason = serializers.CharField(max_length=300)
+class ReleaseInput(StrictSerializer):
+    reason = StrictCharField(max_length=300)
 
 
 # --- Output -----------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.contenttypes.models import ContentType
+from django.db import connections
 from django.db.models import Model, QuerySet
+from django.db.models.sql import DeleteQuery
 from guardian.models import GroupObjectPermission, UserObjectPermission
 
 from conversations.models import (
@@ -99,3 +101,27 @@ KEPT: dict[str, str] = {
 }
 
 ALL: tuple[Entry, ...] = (*ERASED, KEYS)
+
+
+def erase_rows(ids: Sequence[int]) -> dict[str, int]:
+    """Delete the rows of every ``ERASED`` model for these conversations in one statement (one
+    data-modifying CTE per model; the foreign keys are deferred to commit, so the order within
+    the statement does not matter) and return the rows deleted per model. Run it in the erase
+    transaction: a model missing from ``ERASED`` whose rows still refer to a conversation fails
+    the commit, it is never left behind silently."""
+    parts: list[str] = []
+    params: list[Any] = []
+    alias = ""
+    for i, entry in enumerate(ERASED):
+        rows = entry.rows(ids)
+        query = rows.query.clone()
+        query.__class__ = DeleteQuery
+        text, values = query.get_compiler(rows.db).as_sql()
+        parts.append(f"d{i} AS ({text} RETURNING 1)")
+        params.extend(values)
+        alias = rows.db
+    counts = ", ".join(f"(SELECT count(*) FROM d{i})" for i in range(len(ERASED)))  # noqa: S608
+    with connections[alias].cursor() as cur:
+        cur.execute(f"WITH {', '.join(parts)} SELECT {counts}", params)
+        found = cur.fetchone()
+    return {entry.label: int(n) for entry, n in zip(ERASED, found, strict=True)}

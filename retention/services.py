@@ -14,6 +14,7 @@ import hashlib
 import hmac
 import json
 import logging
+import re
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import datetime, timedelta
@@ -112,7 +113,8 @@ def _refusal_record(*, tombstone: int, customer: str, conversation_hash: str) ->
 
 
 def _tombstone(kind: str, key_hash: str) -> None:
-    Tombstone.objects.get_or_create(kind=kind, key_hash=key_hash)
+    # One statement (INSERT … ON CONFLICT DO NOTHING): committed at once outside a transaction.
+    Tombstone.objects.bulk_create([Tombstone(kind=kind, key_hash=key_hash)], ignore_conflicts=True)
 
 
 # --- The one erase path -----------------------------------------------------------------------
@@ -137,8 +139,7 @@ def conversation_erase(
     found = Conversation.objects.filter(pk=conversation_id).values_list("external_id", flat=True)
     known = found.first()
     if known is not None:
-        with transaction.atomic():
-            _tombstone(Tombstone.Kind.CONVERSATION, conversation_hash(known))
+        _tombstone(Tombstone.Kind.CONVERSATION, conversation_hash(known))
     data_key_destroy(conversation_id)
     counts: dict[str, dict[str, int]] = {"keys": {}, "main": {}}
     external_id: str | None = None
@@ -149,15 +150,14 @@ def conversation_erase(
             # while we waited for the lock (it passed the guard before the tombstone) goes too.
             data_key_destroy(conversation_id)
             external_id = conversation.external_id
-            for entry in registry.ERASED:
-                deleted, _ = entry.rows([conversation_id]).delete()
-                if deleted:
-                    counts["main"][entry.label] = deleted
+            deleted = registry.erase_rows([conversation_id])
+            counts["main"] = {label: n for label, n in deleted.items() if n}
             # Its messages were encrypted under its key: that key is gone now (destroyed above,
             # or by an attempt that crashed before this transaction committed).
             if conversation.message_count:
                 counts["keys"][registry.KEYS.label] = 1
-            _tombstone(Tombstone.Kind.CONVERSATION, conversation_hash(external_id))
+            if external_id != known:  # created since the first look: tombstoned now
+                _tombstone(Tombstone.Kind.CONVERSATION, conversation_hash(external_id))
         if request_id is not None:
             request = DeletionRequest.objects.select_for_update().get(pk=request_id)
             _add_counts(request.counts, counts)
@@ -606,12 +606,8 @@ def verification_scan(
         by_external += Conversation.objects.filter(customer_external_id=subject).count()
     if by_external:
         found["conversations.conversation(external)"] = by_external
-    client = redis.Redis.from_url(settings.REDIS_URL)
     needles = [*external_ids, *([subject] if subject else [])]
-    redis_hits = 0
-    for needle in needles:
-        pattern = "*" + "".join(f"\\{ch}" if ch in "*?[]\\" else ch for ch in needle) + "*"
-        redis_hits += sum(1 for _ in client.scan_iter(match=pattern, count=1000))
+    redis_hits = _redis_keys_naming(needles)
     if redis_hits:
         found["redis"] = redis_hits
     return {
@@ -621,6 +617,21 @@ def verification_scan(
         "redis": True,
         "conversations": len(conversation_ids),
     }
+
+
+def _redis_keys_naming(needles: Sequence[str]) -> int:
+    """Keys of the Redis database that contain any of ``needles``: one SCAN pass over the
+    keyspace, whatever the number of needles (a retention request names thousands)."""
+    if not needles:
+        return 0
+    pattern = re.compile(
+        "|".join(re.escape(n) for n in sorted(set(needles), key=len, reverse=True)).encode()
+    )
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    try:
+        return sum(1 for key in client.scan_iter(count=1000) if pattern.search(key))
+    finally:
+        client.close()
 
 
 def _receipt_key() -> bytes:

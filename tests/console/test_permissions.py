@@ -60,6 +60,24 @@ EXPECTED: dict[str, dict[str, int]] = {
         "admin": 200,
         "inactive": LOGIN,
     },
+    "deletions": {
+        "anonymous": LOGIN,
+        "agent": 404,
+        "other_agent": 404,
+        "reviewer": 404,
+        "compliance": 200,
+        "admin": 200,
+        "inactive": LOGIN,
+    },
+    "holds": {
+        "anonymous": LOGIN,
+        "agent": 404,
+        "other_agent": 404,
+        "reviewer": 404,
+        "compliance": 200,
+        "admin": 200,
+        "inactive": LOGIN,
+    },
     "admin": {
         "anonymous": LOGIN,
         "agent": LOGIN,
@@ -79,6 +97,8 @@ def url_of(name: str, world: World) -> str:
         "shipping": f"/conversations/{world.shipping.pk}/",
         "missing": "/conversations/999999999/",
         "audit": "/audit/",
+        "deletions": "/compliance/deletions/",
+        "holds": "/compliance/holds/",
         "admin": "/admin/",
     }[name]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -142,3 +143,28 @@ def test_a_batch_rejects_the_refused_lines_and_stores_the_others(api: APIClient)
     assert [s.line for s in result.stored] == [2]
     assert not Conversation.objects.filter(external_id="conv-batch-gone").exists()
     assert Conversation.objects.filter(external_id="conv-batch-new").exists()
+
+
+def test_the_verification_scan_finds_what_is_left(api: APIClient, settings: Any) -> None:
+    import redis
+
+    from retention.services import verification_scan
+
+    row = _populate(api, "conv-scan-[1]*", "cus-scan", "MARK-SCAN")
+    found = verification_scan(conversation_ids=[row.pk], external_ids=[row.external_id])
+    assert found["ok"] is False
+    assert found["found"]["conversations.conversation"] == 1
+    assert found["found"]["conversations.datakey"] == 1
+    conversation_erase(row.pk)
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    client.set("stale:conv-scan-[1]*:page", b"x")  # the id as a literal, glob characters too
+    client.set("stale:cus-scan", b"x")
+    client.set("stale:conv-scan-[1]", b"x")  # not the id
+    try:
+        found = verification_scan(
+            conversation_ids=[row.pk], external_ids=[row.external_id], subject="cus-scan"
+        )
+        assert found["found"] == {"redis": 2}
+    finally:
+        client.delete("stale:conv-scan-[1]*:page", "stale:cus-scan", "stale:conv-scan-[1]")
+    assert verification_scan(conversation_ids=[row.pk], external_ids=[row.external_id])["ok"]
