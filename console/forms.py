@@ -155,7 +155,7 @@ class DeletionRequestForm(forms.Form):
 
 
 class LegalHoldForm(forms.Form):
-    scope = forms.ChoiceField(choices=LegalHold.Scope.choices, label="Hold")
+    scope = forms.ChoiceField(choices=LegalHold.Scope.choices, label="What it covers")
     customer = forms.CharField(required=False, max_length=200, label="Customer id")
     conversation = forms.CharField(required=False, max_length=200, label="Conversation id")
     queue = forms.CharField(required=False, max_length=100, label="Queue")

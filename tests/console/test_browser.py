@@ -205,14 +205,14 @@ def _browser_page() -> Iterator[tuple[Page, PageProblems]]:
             browser.close()
 
 
-def _log_in(page: Page, base: str) -> None:
+def _log_in(page: Page, base: str, user: str = "agent", landing: str = "/") -> None:
     """Log in through the form, by its labels."""
     page.goto(f"{base}/login/")
-    page.get_by_label("User name").fill("agent")
+    page.get_by_label("User name").fill(user)
     page.get_by_label("Password").fill(PASSWORD)
     with page.expect_navigation():
         page.get_by_role("button", name="Log in").click()
-    assert urlsplit(page.url).path == "/", page.url
+    assert urlsplit(page.url).path == landing, page.url
 
 
 def test_agent_lists_searches_and_opens_a_conversation(
@@ -315,3 +315,76 @@ def test_agent_header_links_all_open(live_server: Any, transactional_db: None) -
             if response.status >= 400:
                 broken.append(f"{urlsplit(href).path}: HTTP {response.status}")
         assert broken == [], f"header links the agent cannot open: {broken}"
+
+
+def _compliance() -> None:
+    call_command("setup_roles", verbosity=0)
+    officer = get_user_model().objects.create_user("officer", password=PASSWORD)
+    officer.groups.add(Group.objects.get(name="compliance"))
+
+
+def test_compliance_submits_a_deletion_request_and_reads_its_receipt(
+    live_server: Any, transactional_db: None
+) -> None:
+    """Deletions → New → preview (counted) → confirm → the request's page; after a tick of the
+    clock, its receipt. Then a legal hold placed from its page."""
+    from retention.models import DeletionRequest
+    from retention.services import retention_tick
+
+    _compliance()
+    _ingest_demo()
+    customer = (
+        Conversation.objects.values_list("customer_external_id", flat=True)
+        .order_by("customer_external_id")
+        .first()
+    )
+    count = Conversation.objects.filter(customer_external_id=customer).count()
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    base = live_server.url
+
+    with _browser_page() as (page, problems):
+        _log_in(page, base, "officer", "/audit/")
+        page.get_by_role("link", name="Deletions", exact=True).click()
+        page.get_by_role("heading", name="Deletion requests").wait_for()
+        page.get_by_role("link", name="New deletion request").click()
+        page.get_by_label("Customer id").fill(str(customer))
+        page.get_by_label("Reason").fill("GDPR art. 17 request")
+        page.get_by_label("Ticket").fill("ZD-4711")
+        page.get_by_role("button", name="Preview").click()
+        page.get_by_role("heading", name="This request would erase, as of now").wait_for()
+        preview = page.locator(".preview").inner_text()
+        assert f"{count} conversation" in preview, preview
+        assert "conversations.message" in preview
+        _shot(page, "deletion-preview.png")
+        page.get_by_role("button", name="Confirm deletion request").click()
+        page.get_by_role("heading", name=re.compile(r"^Deletion request \d+ pending")).wait_for()
+        text = page.locator("main").inner_text()
+        assert "submitted" in text and "days left" in text and "ZD-4711" in text
+        _shot(page, "deletion-pending.png")
+        assert problems.errors == []
+
+    retention_tick()
+    request = DeletionRequest.objects.get()
+    assert request.status == "completed"
+
+    with _browser_page() as (page, problems):
+        _log_in(page, base, "officer", "/audit/")
+        page.goto(f"{base}/compliance/deletions/{request.pk}/")
+        receipt = page.locator("#receipt").inner_text()
+        assert "HMAC" in receipt and "valid" in receipt and "nothing left" in receipt
+        assert str(customer) not in page.content()
+        _shot(page, "deletion-receipt.png")
+        page.get_by_role("link", name="Legal holds", exact=True).click()
+        page.get_by_label("What it covers").select_option("queue")
+        page.get_by_label("Queue").fill(QUEUE)
+        page.get_by_label("Reason").fill("regulator inquiry R-12")
+        page.get_by_role("button", name="Place hold").click()
+        page.get_by_text("Legal hold 1 placed.").wait_for()
+        assert "regulator inquiry R-12" in page.locator("table.list").inner_text()
+        _shot(page, "holds.png")
+        # Every header link opens for compliance staff.
+        hrefs = page.locator("header a").evaluate_all("els => els.map(a => a.href)")
+        for href in hrefs:
+            response = page.goto(href)
+            assert response is not None and response.status < 400, href
+        assert problems.errors == []
