@@ -185,6 +185,7 @@ class DeletionRequestListApi(APIView):
             OpenApiParameter("before", int, description="the next page: ids below this one"),
         ],
         responses={200: dict, **_ERRORS},
+        operation_id="deletion_requests_list",
         summary="Deletion requests, newest first, with status and SLA (100 a page)",
     )
     def get(self, request: Request) -> Response:
@@ -214,6 +215,7 @@ class DeletionRequestListApi(APIView):
     @extend_schema(
         request=DeletionRequestInput,
         responses={201: dict, 200: dict, 409: ErrorSerializer, **_ERRORS},
+        operation_id="deletion_requests_create",
         summary="Submit a deletion request (the same reference again: the same request, 200)",
     )
     def post(self, request: Request) -> Response:
@@ -239,6 +241,7 @@ class DeletionPreviewApi(APIView):
     @extend_schema(
         request=DeletionPreviewInput,
         responses={200: dict, **_ERRORS},
+        operation_id="deletion_requests_preview",
         summary="Count what a deletion request would erase now (stores nothing but an audit row)",
     )
     def post(self, request: Request) -> Response:
@@ -262,7 +265,11 @@ class DeletionPreviewApi(APIView):
 class DeletionRequestDetailApi(APIView):
     token_scope = ServiceToken.Scope.COMPLIANCE
 
-    @extend_schema(responses={200: dict, **_ERRORS}, summary="One deletion request and its receipt")
+    @extend_schema(
+        responses={200: dict, **_ERRORS},
+        operation_id="deletion_requests_retrieve",
+        summary="One deletion request and its receipt",
+    )
     def get(self, request: Request, pk: int) -> Response:
         with transaction.atomic():
             row = deletion_requests().filter(pk=pk).first()
@@ -278,6 +285,7 @@ class LegalHoldListApi(APIView):
     @extend_schema(
         parameters=[OpenApiParameter("active", bool)],
         responses={200: dict, **_ERRORS},
+        operation_id="legal_holds_list",
         summary="Legal holds, active first",
     )
     def get(self, request: Request) -> Response:
@@ -291,7 +299,10 @@ class LegalHoldListApi(APIView):
         return Response({"holds": [hold_body(h) for h in rows]})
 
     @extend_schema(
-        request=LegalHoldInput, responses={201: dict, **_ERRORS}, summary="Place a legal hold"
+        request=LegalHoldInput,
+        responses={201: dict, **_ERRORS},
+        operation_id="legal_holds_create",
+        summary="Place a legal hold",
     )
     def post(self, request: Request) -> Response:
         data = _valid(LegalHoldInput(data=request.data))
@@ -315,6 +326,7 @@ class LegalHoldReleaseApi(APIView):
     @extend_schema(
         request=ReleaseInput,
         responses={200: dict, **_ERRORS},
+        operation_id="legal_holds_release",
         summary="Release a legal hold (the requests it blocked run on the next tick)",
     )
     def post(self, request: Request, pk: int) -> Response:
