@@ -27,13 +27,13 @@ from conversations.redaction import (
     DETECTORS,
     Finding,
     UnknownDetectorError,
-    card_brand_ok,
     enabled_detectors,
     find,
     placeholder,
     redact,
     redact_value,
 )
+from conversations.redaction.numbers import card_brand_ok
 
 B62 = "aZ3kQ9xR2mT7vW1pL8sN4bY6cH0dJ5fG"  # 32 characters of a random-looking key body
 
