@@ -12,11 +12,13 @@ same machine and the same rows: absolute numbers vary too much between machines 
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -98,6 +100,26 @@ def truncate_conversations() -> None:
         with connections[alias].cursor() as cur:
             quoted = ", ".join(connection.ops.quote_name(t) for t in tables)
             cur.execute(f"TRUNCATE {quoted} RESTART IDENTITY CASCADE")
+
+
+def store_bodies(bodies: Iterable[dict[str, Any]], *, batch: int = 500) -> int:
+    """Store exchange bodies through the ingest writer (``writer.ingest_batch``), ``batch`` at a
+    time, without the JSONL round trip; returns the exchanges stored. A refused body is an error."""
+    from conversations.planning import exchange_input, exchange_parse
+    from conversations.writer import ingest_batch
+
+    stored = 0
+    pending = iter(bodies)
+    while chunk := list(itertools.islice(pending, batch)):
+        items = []
+        for line, body in enumerate(chunk):
+            data = exchange_input(body)
+            items.append((line, data, exchange_parse(data)))
+        result = ingest_batch(items)
+        if result.rejected:
+            raise BenchError(f"exchanges refused: {result.rejected[:3]}")
+        stored += result.exchanges
+    return stored
 
 
 class Stopwatch:

@@ -29,7 +29,6 @@ two-core machine some slowdown during the sweep is expected from CPU alone.
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import subprocess
 import sys
@@ -50,11 +49,11 @@ from bench.common import (
     rate,
     report,
     setup_django,
+    store_bodies,
     truncate_conversations,
 )
 
 SUBJECT_CONVERSATIONS = 100
-BATCH = 500
 
 
 def _bodies(prefix: str, conversations: int, customer: Any, start: int) -> Iterator[dict[str, Any]]:
@@ -68,26 +67,6 @@ def _bodies(prefix: str, conversations: int, customer: Any, start: int) -> Itera
         body["conversation"] = f"{prefix}-{body['conversation']}"
         body["customer"] = customer(n) if callable(customer) else customer
         yield body
-
-
-def _store(bodies: Iterator[dict[str, Any]]) -> int:
-    """Store through the ingest writer in batches; returns the exchanges stored."""
-    from conversations.planning import exchange_input, exchange_parse
-    from conversations.writer import ingest_batch
-
-    stored = 0
-    while True:
-        chunk = list(itertools.islice(bodies, BATCH))
-        if not chunk:
-            return stored
-        items = []
-        for line, body in enumerate(chunk):
-            data = exchange_input(body)
-            items.append((line, data, exchange_parse(data)))
-        result = ingest_batch(items)
-        if result.rejected:
-            raise BenchError(f"demo exchanges rejected: {result.rejected[:3]}")
-        stored += result.exchanges
 
 
 def _ids(customer: str) -> list[int]:
@@ -202,10 +181,10 @@ def main(argv: list[str] | None = None) -> int:
     from conversations.models import Conversation
 
     print(f"storing 2 x {SUBJECT_CONVERSATIONS} subject conversations, {args.expired:,} to expire")
-    _store(_bodies("subject-a", SUBJECT_CONVERSATIONS, "bench-subject-a", 0))
-    _store(_bodies("subject-b", SUBJECT_CONVERSATIONS, "bench-subject-b", 0))
-    _store(_bodies("exp", args.expired, lambda n: f"bench-expired-{n % 997}", 1000))
-    _store(_bodies("live", 500, lambda n: f"bench-live-{n % 97}", 50_000))
+    store_bodies(_bodies("subject-a", SUBJECT_CONVERSATIONS, "bench-subject-a", 0))
+    store_bodies(_bodies("subject-b", SUBJECT_CONVERSATIONS, "bench-subject-b", 0))
+    store_bodies(_bodies("exp", args.expired, lambda n: f"bench-expired-{n % 997}", 1000))
+    store_bodies(_bodies("live", 500, lambda n: f"bench-live-{n % 97}", 50_000))
 
     erase_seconds = erase_subject("bench-subject-a")
     baseline_ids = _ids("bench-subject-b")
