@@ -70,7 +70,7 @@ def write_bodies(path: Path, exchanges: int) -> int:
     return path.stat().st_size
 
 
-def run_ingest(path: Path, batch_size: int, profile: bool) -> IngestRun:
+def run_ingest(path: Path, batch_size: int, profile: bool, workers: int = 1) -> IngestRun:
     """``manage.py ingest`` on the file, timed (and profiled when asked); what it stored."""
     from django.core.management import CommandError, call_command
 
@@ -78,6 +78,7 @@ def run_ingest(path: Path, batch_size: int, profile: bool) -> IngestRun:
 
     out, err = io.StringIO(), io.StringIO()
     args = [str(path), "--no-progress", "--batch-size", str(batch_size)]
+    args += ["--workers", str(workers)]
     profiler = cProfile.Profile() if profile else None
     try:
         with Stopwatch() as sw:
@@ -103,9 +104,9 @@ def run_ingest(path: Path, batch_size: int, profile: bool) -> IngestRun:
 
 def print_profile(profiler: cProfile.Profile) -> None:
     for key, title in (("tottime", "own time"), ("cumulative", "cumulative time")):
-        print(f"\n--- profile of the ingest, top 25 by {title} ---")
+        print(f"\n--- profile of the ingest, top 40 by {title} ---")
         stats = pstats.Stats(profiler, stream=sys.stdout)
-        stats.strip_dirs().sort_stats(key).print_stats(25)
+        stats.strip_dirs().sort_stats(key).print_stats(40)
 
 
 @dataclass(frozen=True)
@@ -181,6 +182,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="COPY baseline runs (median)")
     parser.add_argument("--quick", action="store_true", help="2,000 exchanges, one COPY run")
     parser.add_argument("--profile", action="store_true", help="cProfile the ingest")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="the ingest's --workers (default: this machine's cores)",
+    )
     args = parser.parse_args(argv)
     if args.quick:
         args.exchanges, args.repeat = 2_000, 1
@@ -190,7 +197,9 @@ def main(argv: list[str] | None = None) -> int:
         path = Path(tmp) / "exchanges.jsonl"
         file_bytes = write_bodies(path, args.exchanges)
         truncate_conversations()
-        run = run_ingest(path, args.batch_size, args.profile)
+        if args.profile:
+            args.workers = 1  # cProfile sees this process only
+        run = run_ingest(path, args.batch_size, args.profile, args.workers)
     if run.exchanges != args.exchanges:
         raise BenchError(f"ingest stored {run.exchanges} of {args.exchanges} exchanges")
     tables = read_back()
@@ -203,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     report(
         [
             ("exchanges", f"{run.exchanges} ({file_bytes / 1e6:.1f} MB of JSONL)"),
+            ("ingest workers", f"{args.workers} ({os.cpu_count()} cores)"),
             (
                 "rows",
                 f"{run.messages} messages ({run.payload_bytes / 1e6:.1f} MB raw), "

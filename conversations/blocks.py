@@ -23,6 +23,7 @@ from __future__ import annotations
 import enum
 import fnmatch
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 
@@ -91,6 +92,7 @@ def _assert_disjoint() -> None:
 _assert_disjoint()
 
 
+@lru_cache(maxsize=4096)  # a handful of types per format; the bound holds made-up ones
 def classify(fmt: str, provider_type: str) -> BlockClass:
     """The class of a provider-native block type; NEVER wins over any pattern, UNKNOWN otherwise."""
     classes = _TYPES.get(fmt)

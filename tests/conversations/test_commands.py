@@ -200,3 +200,54 @@ def test_seed_demo_loads_every_format_and_an_admin() -> None:
     again, _ = run("seed_demo", "--if-empty")
     assert "nothing loaded" in again
     assert Conversation.objects.count() == 8
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ingest_with_workers_stores_what_one_process_stores(
+    transactional_db: Any, tmp_path: Path
+) -> None:
+    """Three worker processes (forked, each on its own connections): the same rows as one
+    process, each conversation's exchanges in file order (superseding and rewrite flags depend
+    on it), and the bad lines reported in line order."""
+    bodies: list[Any] = list(demo_bodies(30))
+    bodies.insert(5, "{not json")
+    bodies.insert(9, json.dumps({"conversation": 5}))
+    path = _jsonl(tmp_path, bodies)
+    with pytest.raises(CommandError, match="2 line"):
+        run("ingest", str(path), "--no-progress", "--batch-size", "4")
+    one = _snapshot()
+    one_rewritten = sorted(
+        Exchange.objects.filter(history_rewritten=True).values_list(
+            "conversation__external_id", "ordinal"
+        )
+    )
+    for model in (Block, Message, Exchange, Conversation):
+        model.objects.all().delete()
+
+    err = io.StringIO()
+    with pytest.raises(CommandError, match="2 line"):
+        call_command(
+            "ingest",
+            str(path),
+            "--no-progress",
+            "--batch-size",
+            "4",
+            "--workers",
+            "3",
+            stdout=io.StringIO(),
+            stderr=err,
+        )
+    assert _snapshot() == one
+    assert one_rewritten == sorted(
+        Exchange.objects.filter(history_rewritten=True).values_list(
+            "conversation__external_id", "ordinal"
+        )
+    )
+    lines = err.getvalue().splitlines()
+    assert lines[0].startswith("line 6: not_json: body at $")
+    assert lines[1].startswith("line 10: invalid: conversation at $.conversation")
+
+
+def test_ingest_refuses_a_bad_worker_count(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="--workers must be 1 to 64"):
+        run("ingest", str(_jsonl(tmp_path, [])), "--workers", "0")
