@@ -8,6 +8,7 @@ transaction of the read (``deletion.viewed``, ``deletion.previewed``).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.contrib import messages
@@ -24,6 +25,7 @@ from retention.services import (
     DeletionInvalid,
     deletion_preview,
     deletion_request_submit,
+    deletion_request_submit_once,
     legal_hold_place,
     legal_hold_release,
     receipt_verify,
@@ -44,7 +46,7 @@ def deletions(request: HttpRequest) -> HttpResponse:
         wanted = None
     before = request.GET.get("before") or ""
     qs = deletion_requests(
-        status=wanted, before=int(before) if before.isdigit() and len(before) < 19 else None
+        status=wanted, before=int(before) if re.fullmatch(r"[0-9]{1,18}", before) else None
     )
     rows = list(qs[: PAGE + 1])
     older = None
@@ -84,19 +86,13 @@ def deletion_new(request: HttpRequest) -> HttpResponse:
     require_auditor(request)
     form = DeletionRequestForm(request.POST or None)
     preview: dict[str, Any] | None = None
-    if request.method == "POST" and form.is_valid():
+    # "Edit" (from the preview) shows the form again, filled in: posted, never in a URL.
+    if request.method == "POST" and "edit" not in request.POST and form.is_valid():
         data = form.cleaned_data
         target = {"customer": data["customer"], "conversations": data["conversations"]}
         if "confirm" in request.POST:
             try:
-                with transaction.atomic():
-                    row = deletion_request_submit(
-                        reason=data["reason"],
-                        reference=data["reference"],
-                        due=form.due_at(),
-                        actor=request.user,
-                        **target,
-                    )
+                row = _submit(form, target, request.user)
             except DeletionInvalid as exc:
                 _form_errors(form, exc)
             else:
@@ -116,6 +112,25 @@ def deletion_new(request: HttpRequest) -> HttpResponse:
             missing = len(data["conversations"]) - len(ids) if data["conversations"] else 0
             preview = {"conversations": len(ids), "counts": counts, "missing": missing}
     return render(request, "console/deletion_new.html", {"form": form, "preview": preview})
+
+
+def _submit(form: DeletionRequestForm, target: dict[str, Any], actor: Any) -> DeletionRequest:
+    """Submit; with a ticket reference, once (the same reference again, as a double click on
+    Confirm sends it, is the same request; for something else, ``ReferenceReused``)."""
+    data = form.cleaned_data
+    if data["reference"]:
+        row, _ = deletion_request_submit_once(
+            reference=data["reference"],
+            reason=data["reason"],
+            due=form.due_at(),
+            actor=actor,
+            **target,
+        )
+        return row
+    with transaction.atomic():
+        return deletion_request_submit(
+            reason=data["reason"], due=form.due_at(), actor=actor, **target
+        )
 
 
 @login_required

@@ -105,14 +105,17 @@ class DeletionRequestForm(forms.Form):
     """A deletion request as compliance staff type it: a customer, or conversation ids one per
     line. Checked again by the service (``DeletionInvalid`` names the field)."""
 
+    # Ids are matched exactly, as ingest stores them: never trimmed.
     customer = forms.CharField(
         required=False,
+        strip=False,
         max_length=200,
         label="Customer id",
         help_text="every conversation of theirs",
     )
     conversations = forms.CharField(
         required=False,
+        strip=False,
         label="Or conversation ids",
         help_text="one per line",
         widget=forms.Textarea(attrs={"rows": 3}),
@@ -129,8 +132,8 @@ class DeletionRequestForm(forms.Form):
     )
 
     def clean_conversations(self) -> list[str]:
-        lines = [line.strip() for line in self.cleaned_data["conversations"].splitlines()]
-        ids = list(dict.fromkeys(line for line in lines if line))
+        lines = self.cleaned_data["conversations"].splitlines()
+        ids = list(dict.fromkeys(line for line in lines if line.strip()))
         if len(ids) > 10_000:
             raise forms.ValidationError("at most 10,000 conversations per request")
         if any(len(i) > 200 for i in ids):
@@ -156,8 +159,10 @@ class DeletionRequestForm(forms.Form):
 
 class LegalHoldForm(forms.Form):
     scope = forms.ChoiceField(choices=LegalHold.Scope.choices, label="What it covers")
-    customer = forms.CharField(required=False, max_length=200, label="Customer id")
-    conversation = forms.CharField(required=False, max_length=200, label="Conversation id")
+    customer = forms.CharField(required=False, strip=False, max_length=200, label="Customer id")
+    conversation = forms.CharField(
+        required=False, strip=False, max_length=200, label="Conversation id"
+    )
     queue = forms.CharField(required=False, max_length=100, label="Queue")
     reason = forms.CharField(max_length=300, label="Reason", help_text="e.g. litigation L-7")
 

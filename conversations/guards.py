@@ -11,16 +11,41 @@ imports them. To add one: ``guard_register(fn)`` in an app's ``ready()``.
 The writer (``writer.ingest_batch``) runs the guards *after* it has locked the batch's
 conversations, in the same transaction: an erasure commits its tombstone before it locks the
 conversation, so either the guard sees the tombstone, or the exchange commits first and the
-erasure, waiting on the lock, deletes it with the rest. Nothing slips in between.
+erasure, waiting on the lock, deletes it with the rest.
+
+A conversation that does not exist yet has no row for an erasure to wait on: an exchange creating
+one for a customer being erased could pass the guard before the customer's tombstone commits and
+commit after the erasure read its targets. So every ingest transaction holds the *ingest lock*
+shared (``ingest_lock_shared``, taken before its guards run), and an erasure, once its tombstones
+are committed, passes the *ingest barrier* (``ingest_barrier``: the same lock, exclusive, then
+released): every ingest that might have missed the tombstones has committed by then, and every
+later one sees them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from django.db import transaction
+from django.db import connection, transaction
 
 from .planning import IngestConflict
+
+# pg_advisory_xact_lock(namespace, key) of the ingest lock: b"ingt" and 1.
+_INGEST_LOCK = (0x696E6774, 1)
+
+
+def ingest_lock_shared() -> None:
+    """Hold the ingest lock shared until the current transaction ends (the writer's)."""
+    with connection.cursor() as cur:
+        cur.execute("SELECT pg_advisory_xact_lock_shared(%s, %s)", list(_INGEST_LOCK))
+
+
+def ingest_barrier() -> None:
+    """Wait until every ingest transaction in flight has ended (see the module docstring). New
+    ingests wait for the moment the lock is held exclusively: one brief pause."""
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.execute("SELECT pg_advisory_xact_lock(%s, %s)", list(_INGEST_LOCK))
+
 
 Guard = Callable[[Sequence[tuple[str, str]]], "dict[int, Refused]"]
 

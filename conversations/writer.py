@@ -31,7 +31,7 @@ from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
 from .blocks import BlockClass, ParsedExchange
-from .guards import Refusals, ingest_check_many
+from .guards import Refusals, ingest_check_many, ingest_lock_shared
 from .keys import data_keys_for, encrypt_message
 from .models import Block, Conversation, Exchange, Message, Queue
 from .planning import (
@@ -119,9 +119,11 @@ _UPSERT_CONVERSATIONS = f"""
     ON CONFLICT (external_id) DO UPDATE SET external_id = c.external_id
     RETURNING c.id, c.external_id, c.customer_external_id, c.exchange_count, (c.xmax = 0)
 """  # noqa: S608
+# In name order: two batches adding the same new queues wait on each other, never deadlock.
 _UPSERT_QUEUES = (
-    f"INSERT INTO {Queue._meta.db_table} (name, created_at) "
-    "SELECT DISTINCT unnest(%s::text[]), now() ON CONFLICT (name) DO NOTHING"
+    f"INSERT INTO {Queue._meta.db_table} (name, created_at) "  # noqa: S608
+    "SELECT name, now() FROM (SELECT DISTINCT unnest(%s::text[]) AS name) q ORDER BY name "
+    "ON CONFLICT (name) DO NOTHING"
 )
 # Queue names this process has seen committed: their rows exist, no need to ask again.
 _known_queues: set[str] = set()
@@ -492,6 +494,7 @@ def _ingest_allowed(items: Sequence[tuple[int, ExchangeInput, ParsedExchange]]) 
     now = timezone.now()
     policies = field_policies()
     with connection.cursor() as cur:
+        ingest_lock_shared()
         conversations = _lock_conversations(cur, items, now)
         # The guards, now that the conversations are locked (guards.py says why here).
         refusals = ingest_check_many([(data.conversation, data.customer) for _, data, _ in items])

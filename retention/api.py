@@ -10,6 +10,7 @@ the actor. Errors have the one shape of the API (``conversations/api/errors.py``
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from django.db import transaction
@@ -39,6 +40,7 @@ from .services import (
 )
 
 PAGE = 100
+_DIGITS = re.compile(r"[0-9]{1,18}")  # str.isdigit() also accepts "²", which int() refuses
 _ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 403: ErrorSerializer, 404: ErrorSerializer}
 
 
@@ -46,9 +48,10 @@ _ERRORS = {400: ErrorSerializer, 401: ErrorSerializer, 403: ErrorSerializer, 404
 
 
 class _Target(StrictSerializer):
-    customer = StrictCharField(max_length=200, required=False)
+    # Ids are matched exactly, as ingest stores them: never trimmed.
+    customer = StrictCharField(max_length=200, required=False, trim_whitespace=False)
     conversations = serializers.ListField(
-        child=StrictCharField(max_length=200),
+        child=StrictCharField(max_length=200, trim_whitespace=False),
         required=False,
         allow_empty=False,
         max_length=10_000,
@@ -79,8 +82,8 @@ class DeletionRequestInput(_Target):
 class LegalHoldInput(StrictSerializer):
     scope = serializers.ChoiceField(choices=LegalHold.Scope.choices)
     reason = StrictCharField(max_length=300)
-    customer = StrictCharField(max_length=200, required=False)
-    conversation = StrictCharField(max_length=200, required=False)
+    customer = StrictCharField(max_length=200, required=False, trim_whitespace=False)
+    conversation = StrictCharField(max_length=200, required=False, trim_whitespace=False)
     queue = StrictCharField(max_length=100, required=False)
 
 
@@ -168,7 +171,7 @@ def _int_param(request: Request, name: str) -> int | None:
     text = request.query_params.get(name)
     if text is None:
         return None
-    if not text.isdigit() or len(text) > 18:
+    if not _DIGITS.fullmatch(text):
         raise ApiError(f"{name} is a positive integer", code="invalid", field=name)
     return int(text)
 
@@ -231,6 +234,11 @@ class DeletionRequestListApi(APIView):
             )
         except DeletionInvalid as exc:
             raise _invalid(exc) from None
+        if not created:  # a retry: the existing request is shown, and that read is logged
+            with transaction.atomic():
+                audit.record(
+                    "deletion.viewed", actor=request.user, page="api-retry", request=row.pk
+                )
         status_code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response(request_body(row), status=status_code)
 

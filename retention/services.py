@@ -30,7 +30,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 import audit
-from conversations.guards import Refused
+from conversations.guards import Refused, ingest_barrier
 from conversations.keys import data_key_destroy
 from conversations.models import Conversation
 
@@ -477,46 +477,64 @@ def _heartbeat(request: DeletionRequest) -> bool:
     )
 
 
-def deletion_request_execute(*, request: DeletionRequest) -> DeletionRequest:
-    """Carry out a claimed request: legal holds first (blocked, with the reason), then the
-    customer's tombstone, then each conversation through ``conversation_erase`` in chunks, the
-    verification scan, the receipt; the request then keeps only keyed hashes and internal ids."""
-    ids = _targets(request)
+def _blocked_by(request: DeletionRequest, ids: Sequence[int]) -> DeletionRequest | None:
+    """Block the request when an active legal hold covers it or any of these conversations:
+    the request, blocked (with the hold's reason), else None."""
     conversations = list(
         Conversation.objects.filter(pk__in=ids).only("pk", "queue", "customer_external_id")
     )
     hold = _hold_for(
         _active_holds(), subject_hash=request.subject_hash, conversations=conversations
     )
-    if hold is not None:
-        with transaction.atomic():
-            DeletionRequest.objects.filter(pk=request.pk).update(
-                status=DeletionRequest.Status.BLOCKED,
-                blocked_by=hold,
-                blocked_reason=hold.reason,
-                claimed_at=None,
-                claim_token="",
-            )
-            audit.record(
-                "deletion.blocked",
-                subject=request.subject or None,
-                request=request.pk,
-                hold=hold.pk,
-                conversations=ids,
-            )
-        request.refresh_from_db()
-        return request
-    if request.subject:
-        # So no new conversation of this customer is stored while we erase (an exchange that
-        # passed the guard just before is caught below, when the targets are read again).
-        with transaction.atomic():
+    if hold is None:
+        return None
+    with transaction.atomic():
+        DeletionRequest.objects.filter(pk=request.pk).update(
+            status=DeletionRequest.Status.BLOCKED,
+            blocked_by=hold,
+            blocked_reason=hold.reason,
+            claimed_at=None,
+            claim_token="",
+        )
+        audit.record(
+            "deletion.blocked",
+            subject=request.subject or None,
+            request=request.pk,
+            hold=hold.pk,
+            conversations=list(ids),
+        )
+    request.refresh_from_db()
+    return request
+
+
+def deletion_request_execute(*, request: DeletionRequest) -> DeletionRequest:
+    """Carry out a claimed request: legal holds first (blocked, with the reason), then the
+    tombstones of the customer and of the named conversations, the ingest barrier, each
+    conversation through ``conversation_erase`` in chunks, the verification scan, the receipt;
+    the request then keeps only keyed hashes and internal ids."""
+    blocked = _blocked_by(request, _targets(request))
+    if blocked is not None:
+        return blocked
+    # Tombstones first, so no new exchange of this customer or these conversations is stored
+    # from here on; then the barrier (conversations/guards.py): every ingest that started before
+    # the tombstones has committed, and what it stored is among the targets read below.
+    with transaction.atomic():
+        if request.subject:
             _tombstone(Tombstone.Kind.CUSTOMER, request.subject_hash)
+        for external_id in request.conversation_external_ids:
+            _tombstone(Tombstone.Kind.CONVERSATION, conversation_hash(external_id))
+    ingest_barrier()
     externals = set(request.conversation_external_ids)
     chunk = max(1, settings.RETENTION_CHUNK)
-    erased: list[int] = []
+    erased: set[int] = set()
+    ids = _targets(request)
     while ids:
+        if erased:  # conversations stored while the request was being checked: holds again
+            blocked = _blocked_by(request, ids)
+            if blocked is not None:
+                return blocked
         DeletionRequest.objects.filter(pk=request.pk).update(
-            conversation_ids=sorted({*erased, *ids})
+            conversation_ids=sorted(erased | set(ids))
         )
         for start in range(0, len(ids), chunk):
             if not _heartbeat(request):
@@ -526,14 +544,13 @@ def deletion_request_execute(*, request: DeletionRequest) -> DeletionRequest:
                 _, external_id = conversation_erase(conversation_id, request_id=request.pk)
                 if external_id is not None:
                     externals.add(external_id)
-        erased.extend(ids)
-        # Anything of the subject stored while we erased (see above) is erased too.
-        ids = [pk for pk in _targets(request) if pk not in set(erased)]
-    erased.sort()
+        erased.update(ids)
+        ids = [pk for pk in _targets(request) if pk not in erased]
+    done = sorted(erased)
     verification = verification_scan(
-        conversation_ids=erased, external_ids=sorted(externals), subject=request.subject
+        conversation_ids=done, external_ids=sorted(externals), subject=request.subject
     )
-    return _complete(request, erased, verification)
+    return _complete(request, done, verification)
 
 
 def _complete(

@@ -28,10 +28,19 @@ def staff(client: Any, world: World) -> Any:
 
 @pytest.mark.parametrize("role", ["agent", "reviewer", "other_agent"])
 def test_only_compliance_staff_and_admins_open_them(client: Any, world: World, role: str) -> None:
+    hold = legal_hold_place(scope="queue", queue="billing", reason="regulator")
     c = client_for(client, world, role)
     for page in PAGES:
         assert c.get(page).status_code == 404, page
-    assert c.post("/compliance/holds/1/release/", {"reason": "x"}).status_code == 404
+    response = c.post(f"/compliance/holds/{hold.pk}/release/", {"reason": "x"})
+    assert response.status_code == 404
+    hold.refresh_from_db()
+    assert hold.released_at is None
+    assert (
+        c.post("/compliance/holds/", {"scope": "queue", "queue": "q", "reason": "r"}).status_code
+        == 404
+    )
+    assert LegalHold.objects.count() == 1
 
 
 def test_preview_then_confirm(staff: Any, world: World) -> None:
@@ -145,3 +154,41 @@ def test_a_blocked_request_names_its_hold(staff: Any, world: World) -> None:
     html = staff.get(f"/compliance/deletions/{request.pk}/").content.decode()
     assert f"by legal hold {hold.pk}: litigation L-7" in html
     assert "1 request" in staff.get("/compliance/holds/").content.decode()
+
+
+def test_a_ticket_reference_submits_once(staff: Any, world: World) -> None:
+    customer = world.billing.customer_external_id
+    form = {"customer": customer, "reason": "r", "reference": "ZD-1", "confirm": "1"}
+    first = staff.post("/compliance/deletions/new/", form)
+    again = staff.post("/compliance/deletions/new/", form)  # a double click on Confirm
+    assert first.status_code == again.status_code == 302
+    assert first["Location"] == again["Location"]
+    assert DeletionRequest.objects.count() == 1
+    other = staff.post("/compliance/deletions/new/", {**form, "customer": "cus-someone-else"})
+    assert other.status_code == 200
+    assert "reference &#x27;ZD-1&#x27; names deletion request" in other.content.decode()
+    assert DeletionRequest.objects.count() == 1
+
+
+def test_edit_from_the_preview_keeps_the_form_out_of_the_url(staff: Any) -> None:
+    form = {"customer": "cus-edit-me", "reason": "GDPR", "reference": "ZD-2"}
+    page = staff.post("/compliance/deletions/new/", {**form, "edit": "1"})
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert 'value="cus-edit-me"' in html and "This request would erase" not in html
+    preview = staff.post("/compliance/deletions/new/", {**form, "preview": "1"}).content.decode()
+    assert 'formmethod="get"' not in preview and 'name="edit"' in preview
+    assert not DeletionRequest.objects.exists()
+
+
+def test_ids_are_matched_exactly(staff: Any, world: World) -> None:
+    customer = world.billing.customer_external_id
+    page = staff.post(
+        "/compliance/deletions/new/", {"customer": f" {customer}", "reason": "r", "preview": "1"}
+    )
+    assert "0 conversations</strong>" in page.content.decode()
+
+
+def test_a_bad_page_cursor_is_ignored(staff: Any) -> None:
+    assert staff.get("/compliance/deletions/?before=%C2%B2").status_code == 200
+    assert staff.get("/compliance/deletions/?before=99999999999999999999999").status_code == 200

@@ -251,3 +251,63 @@ def test_ingest_with_workers_stores_what_one_process_stores(
 def test_ingest_refuses_a_bad_worker_count(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="--workers must be 1 to 64"):
         run("ingest", str(_jsonl(tmp_path, [])), "--workers", "0")
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # "pid (comm) state ppid ...": comm may hold spaces, so split after its ")".
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_ingest_with_a_killed_worker_fails_and_exits(transactional_db: Any, tmp_path: Path) -> None:
+    """A worker killed mid-file (SIGKILL, as the OOM killer would): the command stops the
+    others, says how many exchanges were stored, exits 1, and does not hang on its queues."""
+    import itertools
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.retention.clock import BASE_DIR, clock_env
+
+    path = _jsonl(tmp_path, list(itertools.islice(demo_bodies(9000), 12_000)))
+    args = ["ingest", str(path), "--workers", "2", "--no-progress", "--batch-size", "50"]
+    proc = subprocess.Popen(
+        [sys.executable, "manage.py", *args],
+        cwd=BASE_DIR,
+        env=clock_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (len(_children(proc.pid)) >= 2 and Exchange.objects.exists()):
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < deadline, "the workers never stored anything"
+            time.sleep(0.05)
+        os.kill(_children(proc.pid)[0], signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, (out, err)
+    assert "an ingest worker failed" in err, err
+    match = re.search(r"(\d+) exchanges were stored before", err)
+    assert match, err
+    stored = Exchange.objects.count()
+    assert 0 < int(match.group(1)) <= stored < 12_000

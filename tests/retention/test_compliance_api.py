@@ -191,6 +191,8 @@ def test_list_filters_by_status_and_pages(desk: APIClient, world: None) -> None:
     assert len(completed["requests"]) == 3
     assert desk.get(REQUESTS, {"status": "nope"}).json()["field"] == "status"
     assert desk.get(REQUESTS, {"before": "x"}).json()["field"] == "before"
+    assert desk.get(REQUESTS, {"before": "\u00b2"}).json()["field"] == "before"  # isdigit()
+    assert desk.get(REQUESTS, {"before": "9" * 19}).json()["field"] == "before"
     first = desk.get(REQUESTS).json()
     assert first["next"] is None and len(first["requests"]) == 4
     older = desk.get(REQUESTS, {"before": first["requests"][1]["id"]}).json()
@@ -263,3 +265,37 @@ def test_the_sla_turns_overdue_after_a_month(desk: APIClient, world: None) -> No
     body = desk.get(f"{REQUESTS}/{request_id}").json()
     assert body["sla"]["state"] == "overdue"
     assert body["sla"]["label"].startswith("overdue by ")
+
+
+def test_writes_are_audited_with_the_token_as_actor(desk: APIClient, world: None) -> None:
+    request_id = _submit(desk, customer="cus-api").json()["id"]
+    _submit(desk, customer="cus-api")  # the retry: a read of the request, logged
+    hold = post_json(desk, HOLDS, {"scope": "queue", "queue": "billing", "reason": "r"}).json()
+    post_json(desk, f"{HOLDS}/{hold['id']}/release", {"reason": "done"})
+    rows = {
+        e.code: e
+        for e in AuditEvent.objects.filter(
+            code__in=[
+                "deletion.requested",
+                "legal_hold.placed",
+                "legal_hold.released",
+                "deletion.viewed",
+            ]
+        )
+    }
+    assert set(rows) == {
+        "deletion.requested",
+        "legal_hold.placed",
+        "legal_hold.released",
+        "deletion.viewed",
+    }
+    assert {e.actor_label for e in rows.values()} == {"service-token:zendesk"}
+    assert rows["deletion.requested"].details["reference"] == "ZD-1"
+    assert rows["deletion.viewed"].details == {"page": "api-retry", "request": request_id}
+
+
+def test_ids_are_not_trimmed(desk: APIClient, world: None) -> None:
+    body = post_json(desk, PREVIEW, {"customer": " cus-api"}).json()
+    assert body["conversations"] == 0
+    blank = _submit(desk, customer="   ")
+    assert blank.status_code == 400 and blank.json()["field"] == "customer"

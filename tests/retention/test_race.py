@@ -147,3 +147,45 @@ def test_an_exchange_arriving_while_the_erasure_holds_the_lock_does_not_revive_i
     assert posted["result"].status_code == 410, posted["result"].content
     _nothing_left(pk)
     assert DeletionRequest.objects.get(pk=request.pk).conversations_erased == 1
+
+
+def test_a_new_conversation_in_flight_is_erased_with_its_customer() -> None:
+    """A customer's erasure while an exchange creating a new conversation of theirs is in
+    flight (past the guard, not committed): the erasure waits at the ingest barrier until the
+    exchange commits, then erases the new conversation too. Without the barrier it would read
+    its targets without it and complete, and the conversation would outlive the receipt."""
+    from conversations.models import ServiceToken
+    from retention.models import Receipt
+    from retention.services import deletion_request_claim, deletion_request_execute
+
+    api = _api()
+    ingest(api, CONVERSATION, CUSTOMER, "MARK-RACE-OLD")
+    token = ServiceToken.objects.get(name="race")
+    request = deletion_request_submit(customer=CUSTOMER, reason="race")
+    with _raw() as holder, _raw(autocommit=True) as watcher:
+        # The exchange will stop at its Idempotency-Key row, which this session holds.
+        holder.execute(
+            "INSERT INTO conversations_idempotencykey"
+            " (token_id, key, request_sha256, status_code, response, created_at)"
+            " VALUES (%s, 'k-race', '', 201, '{}', now())",
+            [token.pk],
+        )
+        body = exchange_body("conv-race-new-5d1e", CUSTOMER, "MARK-RACE-NEW")
+        with _thread(lambda: post_json(api, URL, body, HTTP_IDEMPOTENCY_KEY="k-race")) as posted:
+            _wait_waiters(watcher, 1)  # the exchange: its rows written, not committed
+            claimed = deletion_request_claim()
+            assert claimed is not None and claimed.pk == request.pk
+
+            def execute() -> Any:
+                return deletion_request_execute(request=claimed)
+
+            with _thread(execute) as executed:
+                _wait_waiters(watcher, 2)  # the erasure, at the ingest barrier
+                holder.rollback()  # the exchange goes on, commits
+    assert posted["result"].status_code == 201, posted["result"].content
+    assert executed["result"].status == "completed"
+    assert not Conversation.objects.filter(customer_external_id=CUSTOMER).exists()
+    assert not DataKey.objects.using(KEYS_DB).exists()
+    receipt = Receipt.objects.get(request=request)
+    assert receipt.conversations == 2
+    assert receipt.verification["ok"] is True

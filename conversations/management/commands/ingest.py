@@ -18,7 +18,7 @@ import queue
 import sys
 import traceback
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -76,12 +76,20 @@ class Totals:
         self.refused.extend(other.refused)
 
 
-def ingest_lines(lines: Iterable[tuple[int, bytes]], batch_size: int, totals: Totals) -> None:
-    """Check and store the lines in batches, adding to ``totals``."""
+def ingest_lines(
+    lines: Iterable[tuple[int, bytes]],
+    batch_size: int,
+    totals: Totals,
+    on_commit: Callable[[int], object] | None = None,
+) -> None:
+    """Check and store the lines in batches, adding to ``totals``; ``on_commit(exchanges)``
+    after each batch is committed."""
     batch: list[Item] = []
 
     def flush() -> None:
         result = ingest_batch(batch)
+        if on_commit is not None:
+            on_commit(result.exchanges)
         totals.exchanges += result.exchanges
         totals.messages += result.messages
         totals.blocks += result.blocks
@@ -103,7 +111,8 @@ def ingest_lines(lines: Iterable[tuple[int, bytes]], batch_size: int, totals: To
 
 
 def _worker(inbox: Any, outbox: Any, batch_size: int) -> None:
-    """A worker process: the chunks of its inbox until None, then its totals (or its failure)."""
+    """A worker process: the chunks of its inbox until None, then its totals (or its failure).
+    Each committed batch is reported (``stored``), so a failure can say what was kept."""
     totals = Totals()
 
     def chunks() -> Iterator[tuple[int, bytes]]:
@@ -111,13 +120,81 @@ def _worker(inbox: Any, outbox: Any, batch_size: int) -> None:
             yield from chunk
 
     try:
-        ingest_lines(chunks(), batch_size, totals)
+        ingest_lines(chunks(), batch_size, totals, lambda n: outbox.put(("stored", n)))
     except Exception:
         outbox.put(("failed", traceback.format_exc()))
         raise
     finally:
         connections.close_all()
     outbox.put(("done", totals))
+
+
+class _WorkerFailed(Exception):
+    pass
+
+
+class _Workers:
+    """The forked workers of ``--workers N``: an inbox each (bounded: reading waits for them),
+    one outbox for their reports."""
+
+    def __init__(self, n: int, batch_size: int) -> None:
+        context = multiprocessing.get_context("fork")
+        # A forked child must not share this process's database connections.
+        connections.close_all()
+        self.inboxes = [context.Queue(maxsize=INBOX_CHUNKS) for _ in range(n)]
+        self.outbox = context.Queue()
+        self.procs = [
+            context.Process(target=_worker, args=(inbox, self.outbox, batch_size), daemon=True)
+            for inbox in self.inboxes
+        ]
+        for proc in self.procs:
+            proc.start()
+        self.stored = 0  # exchanges committed so far, as the workers reported them
+        self.finished = 0
+        self.totals = Totals()
+
+    def send(self, index: int, chunk: list[tuple[int, bytes]] | None) -> None:
+        while True:
+            try:
+                self.inboxes[index].put(chunk, timeout=0.5)
+                return
+            except queue.Full:
+                self.poll()  # a worker that failed or died must not leave us waiting
+
+    def poll(self, timeout: float = 0) -> None:
+        """Take the reports waiting in the outbox; ``_WorkerFailed`` when a worker failed."""
+        while True:
+            try:
+                kind, value = (
+                    self.outbox.get(timeout=timeout) if timeout else self.outbox.get_nowait()
+                )
+            except queue.Empty:
+                break
+            timeout = 0
+            if kind == "stored":
+                self.stored += value
+            elif kind == "done":
+                self.totals.add(value)
+                self.finished += 1
+            else:
+                raise _WorkerFailed(value)
+        dead = [p for p in self.procs if p.exitcode not in (None, 0)]
+        if dead:
+            raise _WorkerFailed(f"a worker stopped with exit code {dead[0].exitcode}")
+
+    def wait(self) -> None:
+        while self.finished < len(self.procs):
+            self.poll(timeout=0.5)
+
+    def stop(self) -> None:
+        # Chunks still in a pipe nobody will read must not hold this process at exit.
+        for q in (*self.inboxes, self.outbox):
+            q.cancel_join_thread()
+            q.close()
+        for proc in self.procs:
+            if proc.is_alive():
+                proc.terminate()
+            proc.join(timeout=10)
 
 
 @contextmanager
@@ -230,64 +307,27 @@ class Command(BaseCommand):
         return totals
 
     def _parallel(
-        self, lines: Iterator[tuple[int, bytes]], batch_size: int, workers: int, totals: Totals
+        self, lines: Iterator[tuple[int, bytes]], batch_size: int, n: int, totals: Totals
     ) -> None:
-        context = multiprocessing.get_context("fork")
-        # A forked child must not share this process's database connections.
-        connections.close_all()
-        inboxes = [context.Queue(maxsize=INBOX_CHUNKS) for _ in range(workers)]
-        outbox = context.Queue()
-        procs = [
-            context.Process(target=_worker, args=(inbox, outbox, batch_size), daemon=True)
-            for inbox in inboxes
-        ]
-        for proc in procs:
-            proc.start()
+        workers = _Workers(n, batch_size)
         try:
-            pending: list[list[tuple[int, bytes]]] = [[] for _ in range(workers)]
+            pending: list[list[tuple[int, bytes]]] = [[] for _ in range(n)]
             for number, line in lines:
-                index = _route(line, number, workers)
+                index = _route(line, number, n)
                 pending[index].append((number, line))
                 if len(pending[index]) >= CHUNK_LINES:
-                    self._send(inboxes[index], pending[index], procs[index])
+                    workers.send(index, pending[index])
                     pending[index] = []
-            for index in range(workers):
+            for index in range(n):
                 if pending[index]:
-                    self._send(inboxes[index], pending[index], procs[index])
-                self._send(inboxes[index], None, procs[index])
-            self._collect(outbox, procs, totals)
+                    workers.send(index, pending[index])
+                workers.send(index, None)
+            workers.wait()
+        except _WorkerFailed as exc:
+            raise CommandError(
+                f"an ingest worker failed; {workers.stored} exchanges were stored before (by "
+                f"several workers: not the file up to one line), the rest was not:\n{exc}"
+            ) from None
         finally:
-            for proc in procs:
-                if proc.is_alive():
-                    proc.terminate()
-                proc.join(timeout=10)
-
-    @staticmethod
-    def _send(inbox: Any, chunk: list[tuple[int, bytes]] | None, proc: Any) -> None:
-        while True:
-            try:
-                inbox.put(chunk, timeout=1)
-                return
-            except queue.Full:
-                if not proc.is_alive():
-                    raise CommandError(
-                        f"an ingest worker stopped (exit code {proc.exitcode})"
-                    ) from None
-
-    @staticmethod
-    def _collect(outbox: Any, procs: list[Any], totals: Totals) -> None:
-        done = 0
-        while done < len(procs):
-            try:
-                kind, value = outbox.get(timeout=1)
-            except queue.Empty:
-                dead = [p for p in procs if not p.is_alive() and p.exitcode != 0]
-                if dead:
-                    raise CommandError(
-                        f"an ingest worker stopped (exit code {dead[0].exitcode})"
-                    ) from None
-                continue
-            if kind == "failed":
-                raise CommandError(f"an ingest worker failed:\n{value}")
-            totals.add(value)
-            done += 1
+            workers.stop()
+        totals.add(workers.totals)
