@@ -39,7 +39,13 @@ if not CHROMIUM.exists():
         allow_module_level=True,
     )
 
-from playwright.sync_api import ConsoleMessage, Page, Response, sync_playwright  # noqa: E402
+from playwright.sync_api import (  # noqa: E402
+    ConsoleMessage,
+    Page,
+    Request,
+    Response,
+    sync_playwright,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -150,8 +156,10 @@ def _expected() -> Expected:
 class PageProblems:
     """JavaScript exceptions, console errors and failed requests seen by a page.
 
-    The one exclusion: ``/favicon.ico``. Chromium asks for it on its own, the console has none,
-    and the 404 (with its "Failed to load resource" console line) says nothing about our pages.
+    The exclusions: ``/favicon.ico`` (Chromium asks for it on its own, the console has none,
+    and the 404 with its "Failed to load resource" console line says nothing about our pages),
+    and a load the browser itself abandoned because the page navigated on (``net::ERR_ABORTED``:
+    a form submitted while the page's icon was still loading).
     """
 
     def __init__(self, page: Page) -> None:
@@ -159,7 +167,7 @@ class PageProblems:
         page.on("pageerror", lambda exc: self.errors.append(f"pageerror: {exc}"))
         page.on("console", self._console)
         page.on("response", self._response)
-        page.on("requestfailed", lambda req: self._add(req.url, f"request failed: {req.url}"))
+        page.on("requestfailed", self._failed)
 
     @staticmethod
     def _is_favicon(url: str) -> bool:
@@ -168,6 +176,11 @@ class PageProblems:
     def _add(self, url: str, problem: str) -> None:
         if not self._is_favicon(url):
             self.errors.append(problem)
+
+    def _failed(self, request: Request) -> None:
+        if request.failure == "net::ERR_ABORTED":
+            return
+        self._add(request.url, f"request failed: {request.url} ({request.failure})")
 
     def _console(self, msg: ConsoleMessage) -> None:
         if msg.type == "error":
