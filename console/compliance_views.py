@@ -14,6 +14,7 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
+from django.db.models import Count
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -170,10 +171,7 @@ def holds(request: HttpRequest) -> HttpResponse:
     with transaction.atomic():
         rows = list(legal_holds()[:500])
         audit.record("deletion.viewed", actor=request.user, page="holds", results=len(rows))
-    blocked = {
-        hold_id: n
-        for hold_id, n in _blocked_counts([h.pk for h in rows if h.released_at is None]).items()
-    }
+    blocked = _blocked_counts([h.pk for h in rows if h.released_at is None])
     return render(
         request,
         "console/holds.html",
@@ -182,8 +180,7 @@ def holds(request: HttpRequest) -> HttpResponse:
 
 
 def _blocked_counts(hold_ids: list[int]) -> dict[int, int]:
-    from django.db.models import Count
-
+    """Requests each hold blocks now (one query)."""
     counted = (
         DeletionRequest.objects.filter(blocked_by_id__in=hold_ids, status="blocked")
         .values("blocked_by_id")

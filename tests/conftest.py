@@ -79,6 +79,20 @@ def post_json(client: APIClient, url: str, body: Any, **extra: Any) -> Any:
     return client.generic("POST", url, body, content_type="application/json", **extra)
 
 
+def database_url(alias: str) -> str:
+    """A DATABASE_URL naming the test database of ``alias``, for a subprocess: TCP, or a Unix
+    socket directory (embedded server)."""
+    params = connections[alias].get_connection_params()
+    host = str(params.get("host") or "")
+    port = params.get("port") or 5432
+    user = params.get("user") or ""
+    password = params.get("password") or ""
+    if host.startswith("/") or not host:
+        socket = host or "/var/run/postgresql"
+        return f"postgres://{user}:{password}@/{params['dbname']}?host={socket}&port={port}"
+    return f"postgres://{user}:{password}@{host}:{port}/{params['dbname']}"
+
+
 def table_counts() -> dict[str, int]:
     """Rows in every table of every installed model: to assert that nothing was stored."""
     counts = {}

@@ -20,6 +20,7 @@ import audit
 from audit.management.commands import verify_audit
 from audit.models import AuditEvent
 from audit.verify import verify_chain
+from tests.conftest import database_url
 
 from .conftest import GENESIS, chain, expected_hash
 
@@ -181,27 +182,14 @@ def test_concurrent_appends_form_one_chain() -> None:
     assert report.ok and report.verified == 40
 
 
-def _url(alias: str) -> str:
-    """A DATABASE_URL for the subprocess: TCP, or a Unix socket directory (embedded server)."""
-    params = connections[alias].get_connection_params()
-    host = str(params.get("host") or "")
-    port = params.get("port") or 5432
-    user = params.get("user") or ""
-    password = params.get("password") or ""
-    if host.startswith("/") or not host:
-        socket = host or "/var/run/postgresql"
-        return f"postgres://{user}:{password}@/{params['dbname']}?host={socket}&port={port}"
-    return f"postgres://{user}:{password}@{host}:{port}/{params['dbname']}"
-
-
 @pytest.mark.django_db(transaction=True)
 def test_the_command_exits_non_zero_on_a_break() -> None:
     """The real process and exit status, against the test database."""
     events = write(3)
     env = {
         **os.environ,
-        "DATABASE_URL": _url("default"),
-        "KEYS_DATABASE_URL": _url("keys"),
+        "DATABASE_URL": database_url("default"),
+        "KEYS_DATABASE_URL": database_url("keys"),
     }
     command = [sys.executable, str(MANAGE), "verify_audit", "--no-progress"]
     good = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)

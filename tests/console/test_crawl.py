@@ -10,6 +10,7 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
+from retention.services import deletion_request_submit, legal_hold_place
 from tests.console.conftest import DROPPED_MARKER, PII, REASONING_MARKER, SIGNATURE_MARKER, World
 
 pytestmark = pytest.mark.django_db(databases="__all__")
@@ -45,6 +46,9 @@ def crawl(client: Any) -> dict[str, tuple[int, str, str]]:
 
 @pytest.mark.parametrize("role", ["agent", "other_agent", "reviewer", "compliance", "admin"])
 def test_crawl_finds_no_marker_and_no_raw_pii(client: Any, world: World, role: str) -> None:
+    # A deletion request and a legal hold, so the compliance pages have rows to show.
+    request = deletion_request_submit(customer=world.billing.customer_external_id, reason="crawl")
+    legal_hold_place(scope="queue", queue="shipping", reason="crawl")
     client.force_login(world.users[role])
     pages = crawl(client)
     assert len(pages) > 1
@@ -63,3 +67,6 @@ def test_crawl_finds_no_marker_and_no_raw_pii(client: Any, world: World, role: s
         assert "[email]" in reached
     if role == "admin":
         assert any(u.startswith("/admin/") for u in pages)
+    if role in ("compliance", "admin"):
+        reached = {"/compliance/deletions/", "/compliance/holds/", "/compliance/deletions/new/"}
+        assert reached | {f"/compliance/deletions/{request.pk}/"} <= set(pages)

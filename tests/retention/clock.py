@@ -21,7 +21,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -34,7 +34,9 @@ from rest_framework.test import APIClient
 from conversations.models import Conversation, Message
 from conversations.services import service_token_create
 from retention import registry
-from tests.conftest import raw_of
+from retention.models import Receipt
+from retention.services import receipt_verify
+from tests.conftest import database_url, raw_of
 from tests.retention.helpers import ingest
 
 BASE_DIR = Path(__file__).resolve().parents[2]
@@ -54,20 +56,6 @@ SENT = re.compile(r"Sending due task retention-tick")
 
 
 # --- The subprocesses -------------------------------------------------------------------------
-
-
-def database_url(alias: str) -> str:
-    """A DATABASE_URL for the subprocess: TCP, or a Unix socket directory (embedded server).
-    (As in tests/audit/test_verify.py.)"""
-    params = connections[alias].get_connection_params()
-    host = str(params.get("host") or "")
-    port = params.get("port") or 5432
-    user = params.get("user") or ""
-    password = params.get("password") or ""
-    if host.startswith("/") or not host:
-        socket = host or "/var/run/postgresql"
-        return f"postgres://{user}:{password}@/{params['dbname']}?host={socket}&port={port}"
-    return f"postgres://{user}:{password}@{host}:{port}/{params['dbname']}"
 
 
 def private_redis_url() -> str:
@@ -203,14 +191,34 @@ def wait_for(what: str, condition: Callable[[], bool], clock: Clock) -> None:
 # --- Data -------------------------------------------------------------------------------------
 
 
-def ingest_world() -> None:
+def ingest_world(
+    subject: str = SUBJECT,
+    conversations: Sequence[str] = CONVERSATIONS,
+    texts: Sequence[str] = TEXTS,
+    other: tuple[str, str, str] = OTHER,
+) -> None:
+    """The subject's conversations (two exchanges each, with planted texts) and another
+    subject's one (customer, conversation, text), through the API."""
     _, token = service_token_create(name="chat")
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
-    for conversation, text in zip(CONVERSATIONS, TEXTS, strict=True):
-        ingest(api, conversation, SUBJECT, text)
-        ingest(api, conversation, SUBJECT, text + "-again")
-    ingest(api, OTHER[1], OTHER[0], OTHER[2])
+    for conversation, text in zip(conversations, texts, strict=True):
+        ingest(api, conversation, subject, text)
+        ingest(api, conversation, subject, text + "-again")
+    ingest(api, other[1], other[0], other[2])
+
+
+def assert_receipt_counts(receipt: Receipt, existed: dict[str, int]) -> None:
+    """The receipt is signed and verified, and counts what existed of the subject (``existed``:
+    rows per registered model, counted by the test before the erasure)."""
+    assert receipt_verify(receipt)  # the worker signed it with the same key
+    assert receipt.verification["ok"] is True, receipt.verification
+    assert receipt.conversations == len(CONVERSATIONS)
+    assert receipt.keys_destroyed == len(CONVERSATIONS)
+    assert receipt.counts["keys"] == {registry.KEYS.label: existed[registry.KEYS.label]}
+    assert receipt.counts["main"] == {
+        entry.label: existed[entry.label] for entry in registry.ERASED if existed[entry.label]
+    }
 
 
 def table_of(entry: registry.Entry) -> str:

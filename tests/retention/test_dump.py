@@ -5,13 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from rest_framework.test import APIClient
 
-from conversations.services import service_token_create
 from retention.models import DeletionRequest
 from retention.services import deletion_request_submit, retention_tick
 from tests.dumps import pg_dump, redis_dump
-from tests.retention.helpers import ingest
+from tests.retention.clock import ingest_world
 
 SUBJECT = "cus-DUMP-SUBJECT-7f3a"
 CONVERSATIONS = ["conv-DUMP-ONE-19ce", "conv-DUMP-TWO-5b08"]
@@ -21,13 +19,7 @@ OTHER = ("cus-DUMP-OTHER-c6d1", "conv-DUMP-OTHER-0a9e", "MARK-DUMP-OTHER-77b4")
 
 @pytest.mark.django_db(transaction=True)
 def test_the_dump_holds_nothing_of_the_erased_subject(transactional_db: Any) -> None:
-    _, token = service_token_create(name="chat")
-    api = APIClient()
-    api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
-    for conversation, text in zip(CONVERSATIONS, TEXTS, strict=True):
-        ingest(api, conversation, SUBJECT, text)
-        ingest(api, conversation, SUBJECT, text + "-again")
-    ingest(api, OTHER[1], OTHER[0], OTHER[2])
+    ingest_world(SUBJECT, CONVERSATIONS, TEXTS, OTHER)
     before = pg_dump()
     for value in (SUBJECT, *CONVERSATIONS, *TEXTS):
         assert value in before  # the dump would show a leak
