@@ -1,4 +1,4 @@
-"""The audit log: append-only, hash-chained, one entry point.
+"""The audit log: append-only, sealed into a hash chain off the request path, one entry point.
 
 Everyone writes to the log and the log knows no one: this package imports none of the project's
 other apps. An action records itself with
@@ -8,8 +8,11 @@ other apps. An action records itself with
 inside its own transaction (``record`` raises outside ``transaction.atomic``). The event types
 and the detail keys each may carry are declared in ``registry.py`` (read its docstring to add one);
 customers are named by ``subject=<customer id>``, which is stored only as a keyed hash
-(``subject_hash``). Reads: ``selectors.audit_events``; the read-only admin; the chain is checked
-by ``manage.py verify_audit`` (``verify.py``). The database refuses UPDATE and DELETE on the table.
+(``subject_hash``). ``record`` is one INSERT and takes no lock other writers share; the sealer
+(``sealer.py``, its own beat entry, ``manage.py seal_audit``) chains committed rows later and
+signs each batch with a digest. Reads: ``selectors.audit_events``; the read-only admin; rows,
+seals and digests are checked by ``manage.py verify_audit`` (``verify.py``). The database refuses
+UPDATE, DELETE and TRUNCATE on the log's tables.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from django.template.response import TemplateResponse
 
 from . import record
 from .hashing import query_hash
-from .models import AuditEvent
+from .models import AuditEvent, AuditSeal
 from .registry import EVENT_TYPES
 
 # The changelist's own filters (list_filter below) are kept when their values are what the
@@ -56,10 +56,17 @@ class AuditEventAdmin(admin.ModelAdmin):
         "conversation_id",
         "subject_hash",
         "details",
-        "prev_hash",
-        "hash",
+        "xid",
+        "seal",
     )
     readonly_fields = fields
+
+    @admin.display(description="seal")
+    def seal(self, obj: AuditEvent) -> str:
+        seal = AuditSeal.objects.filter(event_id=obj.pk).first()
+        if seal is None:
+            return "not sealed yet (the sealer chains committed rows every few seconds)"
+        return f"position {seal.position}, digest {seal.digest_id}, hash {seal.hash}"
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False

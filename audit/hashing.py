@@ -1,13 +1,19 @@
-"""The chain's hash and the keyed hashes that stand in for external ids.
+"""The hashes of the audit log, and the keyed hashes that stand in for external ids.
 
-Pure functions (no model, no query): ``record()`` and the verifier compute a row's hash with the
-same ``row_hash``, so what one writes the other can check.
+Pure functions (no model, no query): the sealer and the verifier compute every hash with the same
+functions here, so what one writes the other can check.
 
-The row hash is SHA-256 over the canonical serialisation of the row: sorted-key compact JSON
-(``separators=(",", ":")``, ``ensure_ascii=False``, UTF-8) of ``id``, ``at`` (ISO 8601 in UTC with
-microseconds: ``2025-01-31T12:00:00.000000+00:00``), ``code``, ``actor_id``, ``actor_label``,
-``conversation_id``, ``subject_hash``, ``details`` and ``prev_hash``. The first row's ``prev_hash``
-is ``GENESIS`` (64 zeros). Changing any of this breaks every existing chain: don't.
+- ``event_hash(row)``: SHA-256 over the canonical serialisation of the event's values, the fields
+  named in ``EVENT_FIELDS`` (the one list of them: the sealer and the verifier read exactly these
+  columns). Canonical: sorted-key compact JSON (``separators=(",", ":")``, ``ensure_ascii=False``,
+  UTF-8), ``at`` as ISO 8601 in UTC with microseconds (``2025-01-31T12:00:00.000000+00:00``).
+- ``seal_hash``: the chain link, over ``position``, ``event_hash`` and the previous seal's hash
+  (``GENESIS``, 64 zeros, before the first).
+- ``digest_hash`` over a batch's fields and the previous digest's hash, and ``digest_signature``:
+  HMAC-SHA256 of it under the newest of ``AUDIT_DIGEST_KEYS`` (one key derived from SECRET_KEY
+  when unset; the older keys still verify after a rotation).
+
+Changing any of this breaks every existing chain: don't.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -22,9 +29,47 @@ from django.conf import settings
 
 from .registry import DetailsRefused
 
-__all__ = ["GENESIS", "canonical", "clean_details", "query_hash", "row_hash", "subject_hash"]
+__all__ = [
+    "EVENT_FIELDS",
+    "GENESIS",
+    "canonical",
+    "clean_details",
+    "digest_hash",
+    "digest_signature",
+    "digest_signature_valid",
+    "event_hash",
+    "query_hash",
+    "seal_hash",
+    "subject_hash",
+]
 
 GENESIS = "0" * 64
+
+# The event's values that its hash covers, in the order the sealer and the verifier select them.
+EVENT_FIELDS = (
+    "id",
+    "at",
+    "xid",
+    "code",
+    "actor_id",
+    "actor_label",
+    "conversation_id",
+    "subject_hash",
+    "details",
+)
+
+# The digest's values that its hash covers (its ``hash`` and ``signature`` are computed over them).
+DIGEST_FIELDS = (
+    "id",
+    "sealed_at",
+    "first_position",
+    "last_position",
+    "rows",
+    "last_seal_hash",
+    "frontier_xid",
+    "frontier_event_id",
+    "prev_hash",
+)
 
 
 def canonical(value: Any) -> bytes:
@@ -39,33 +84,57 @@ def iso_utc(at: datetime) -> str:
     return at.astimezone(UTC).isoformat(timespec="microseconds")
 
 
-def row_hash(
-    *,
-    id: int,
-    at: datetime,
-    code: str,
-    actor_id: int | None,
-    actor_label: str,
-    conversation_id: int | None,
-    subject_hash: str | None,
-    details: dict[str, Any],
-    prev_hash: str,
-) -> str:
+def _sha256(values: Mapping[str, Any], fields: tuple[str, ...]) -> str:
+    doc = {name: values[name] for name in fields}
+    for name, value in doc.items():
+        if isinstance(value, datetime):
+            doc[name] = iso_utc(value)
+    return hashlib.sha256(canonical(doc)).hexdigest()
+
+
+def event_hash(row: Mapping[str, Any]) -> str:
+    """The hash of one event row: ``row`` maps every name of ``EVENT_FIELDS`` to its value.
+    ``details`` may be the jsonb text as the database driver returns it (Django reads jsonb as
+    text): it is parsed, so the hash covers the value, not one serialisation of it."""
+    details = row["details"]
+    if isinstance(details, str):
+        row = {**row, "details": json.loads(details)}
+    return _sha256(row, EVENT_FIELDS)
+
+
+def seal_hash(*, position: int, event_hash: str, prev_hash: str) -> str:
     return hashlib.sha256(
-        canonical(
-            {
-                "id": id,
-                "at": iso_utc(at),
-                "code": code,
-                "actor_id": actor_id,
-                "actor_label": actor_label,
-                "conversation_id": conversation_id,
-                "subject_hash": subject_hash,
-                "details": details,
-                "prev_hash": prev_hash,
-            }
-        )
+        canonical({"position": position, "event_hash": event_hash, "prev_hash": prev_hash})
     ).hexdigest()
+
+
+def digest_hash(digest: Mapping[str, Any]) -> str:
+    """The hash of one digest: ``digest`` maps every name of ``DIGEST_FIELDS`` to its value."""
+    return _sha256(digest, DIGEST_FIELDS)
+
+
+def digest_keys() -> list[bytes]:
+    """The digest keys, newest first: the newest signs, any of them verifies (rotation). Default:
+    one key derived from SECRET_KEY."""
+    configured = [k for k in getattr(settings, "AUDIT_DIGEST_KEYS", []) if k]
+    if configured:
+        return [k.encode("utf-8") if isinstance(k, str) else bytes(k) for k in configured]
+    return [
+        hmac.new(
+            settings.SECRET_KEY.encode("utf-8"), b"audit.digest_signature", hashlib.sha256
+        ).digest()
+    ]
+
+
+def digest_signature(hash_: str, key: bytes | None = None) -> str:
+    """HMAC-SHA256 of a digest's hash: only a holder of the key can sign a (re)written chain."""
+    return hmac.new(key or digest_keys()[0], hash_.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def digest_signature_valid(hash_: str, signature: str) -> bool:
+    return any(
+        hmac.compare_digest(digest_signature(hash_, key), signature) for key in digest_keys()
+    )
 
 
 def clean_details(details: dict[str, Any]) -> dict[str, Any]:

@@ -122,6 +122,42 @@ EVENT_TYPES = _types(
         _keys("queue", "user", "group"),
         required=_keys("queue"),
     ),
+    EventType(
+        "queue.created",
+        "an admin created a queue (its name is fixed from then on)",
+        _keys("queue"),
+        required=_keys("queue"),
+    ),
+    EventType(
+        "token.created",
+        "a service token was created (for the chat backend or a ticketing system)",
+        _keys("token", "name", "scope"),
+        required=_keys("token"),
+    ),
+    EventType(
+        "token.changed",
+        "an admin renamed a service token or changed its scope",
+        _keys("token", "fields", "scope"),
+        required=_keys("token", "fields"),
+    ),
+    EventType(
+        "token.revoked",
+        "a service token was revoked: requests carrying it are refused from now on",
+        _keys("token"),
+        required=_keys("token"),
+    ),
+    EventType(
+        "tool_link.changed",
+        "an admin saved or deleted a tool's link to its source system",
+        _keys("change", "tool", "link"),
+        required=_keys("change", "tool"),
+    ),
+    EventType(
+        "retention_class.changed",
+        "an admin saved or deleted a retention class (how long conversations are kept)",
+        _keys("change", "retention_class", "queue", "days"),
+        required=_keys("change"),
+    ),
     # The review page: the only human read of reasoning, always with its purpose.
     EventType(
         "review.read",

@@ -55,5 +55,6 @@ def audit_events(filters: AuditFilters | None = None) -> QuerySet[AuditEvent]:
         qs = qs.filter(at__gte=f.since)
     if f.until is not None:
         qs = qs.filter(at__lt=f.until)
-    # id order is chain order, and ``at`` never goes back along it (taken under the append lock).
+    # Newest first by id: ids are handed out as rows are inserted; the chain's order (the seals')
+    # follows commits, so it can differ from id order by a few rows that committed late.
     return qs.order_by("-id")

@@ -17,13 +17,23 @@ app = Celery("console")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
-# The one schedule. Its only entry is the retention clock: every CLOCK_INTERVAL_SECONDS it enqueues
-# one tick, which executes due deletion requests and erases conversations past their retention
-# through the one erase path (retention/services.py). The tick's state lives in PostgreSQL, so a
-# missed or doubled tick is harmless.
+# The one schedule. The state of every entry lives in PostgreSQL, so a missed or doubled run is
+# harmless.
 app.conf.beat_schedule = {
+    # The retention clock: every CLOCK_INTERVAL_SECONDS one tick executes due deletion requests
+    # and erases conversations past their retention through the one erase path.
     "retention-tick": {
         "task": "retention.tasks.retention_tick",
         "schedule": float(settings.CLOCK_INTERVAL_SECONDS),
+    },
+    # The audit sealer: chains the audit rows committed since the last run and signs the batch
+    # (audit/sealer.py). Its own entry, every few seconds, because record() no longer chains on
+    # the request path: the sooner rows are sealed, the shorter the window in which a row is
+    # protected by the append-only trigger alone. A run that waited in the queue longer than an
+    # interval is dropped (``expires``): the next one does its work.
+    "audit-seal": {
+        "task": "audit.tasks.audit_seal",
+        "schedule": float(settings.AUDIT_SEAL_INTERVAL_SECONDS),
+        "options": {"expires": float(settings.AUDIT_SEAL_INTERVAL_SECONDS)},
     },
 }

@@ -13,25 +13,23 @@ import logging
 
 from django import forms
 from django.contrib.auth.decorators import login_required
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils import timezone
 from django.views.decorators.debug import sensitive_post_parameters, sensitive_variables
 from django.views.decorators.http import require_http_methods
 
 import audit
 from conversations.keys import KeyDestroyed
 from conversations.models import ReviewGrant
-from conversations.permissions import is_compliance
+from conversations.permissions import require_compliance
+from conversations.reads import review_grants_read
 from conversations.reviews import (
     GrantRefused,
     ReviewNotAllowed,
     ReviewRateLimited,
-    review_alerts_recent,
     review_grant_live,
     review_grant_revoke,
-    review_grants_recent,
     review_read,
 )
 
@@ -120,9 +118,8 @@ class RevokeForm(forms.Form):
 def review_grants(request: HttpRequest) -> HttpResponse:
     """Compliance staff and admins: review grants of the last 30 days (live first in mind,
     revocable here, audited) and review alerts. Granting stays with admins (admin, command)."""
-    if not is_compliance(request.user):
-        raise Http404
     if request.method == "POST":
+        require_compliance(request.user)
         form = RevokeForm(request.POST)
         if form.is_valid():
             try:
@@ -135,18 +132,7 @@ def review_grants(request: HttpRequest) -> HttpResponse:
                 return HttpResponse(str(exc), status=409, content_type="text/plain")
             return redirect("review-grants")
         return HttpResponse("bad request", status=400, content_type="text/plain")
-    with transaction.atomic():
-        grants = list(review_grants_recent())
-        alerts = list(review_alerts_recent())
-        audit.record(
-            "audit.viewed",
-            actor=request.user,
-            page="review-grants",
-            results=len(grants) + len(alerts),
-        )
-    now = timezone.now()
-    rows = [
-        (g, "revoked" if g.revoked_at else ("live" if g.expires_at > now else "expired"))
-        for g in grants
-    ]
-    return render(request, "console/review_grants.html", {"rows": rows, "alerts": alerts})
+    listing = review_grants_read(user=request.user)
+    return render(
+        request, "console/review_grants.html", {"rows": listing.rows, "alerts": listing.alerts}
+    )

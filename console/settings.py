@@ -210,6 +210,14 @@ if not FIELD_ENCRYPTION_KEYS:
 # The key of the audit log's keyed hashes of customer ids and search queries. Default: derived
 # from SECRET_KEY (rotating SECRET_KEY then changes the hashes of future rows).
 AUDIT_HMAC_KEY = env.str("AUDIT_HMAC_KEY", default="")
+# The keys that sign the audit log's seal digests, newest first (the newest signs; every one
+# still verifies the digests it signed). Default: one derived from SECRET_KEY, so production
+# should set its own and keep retired ones in the list.
+AUDIT_DIGEST_KEYS = env.list("AUDIT_DIGEST_KEYS", default=[])
+# The sealer's beat interval (seconds), and how many intervals a committed row may stay unsealed
+# before verify_audit reports it.
+AUDIT_SEAL_INTERVAL_SECONDS = env.float("AUDIT_SEAL_INTERVAL_SECONDS", default=5.0)
+AUDIT_UNSEALED_GRACE_INTERVALS = env.int("AUDIT_UNSEALED_GRACE_INTERVALS", default=12)
 
 # Redaction detectors switched on for this deployment (conversations.redaction.DETECTORS):
 # card, iban, email, phone, ssn, secret, ip. Default: all of them.

@@ -1,145 +1,94 @@
-"""Pages of the console. Presentation only: permissions, selectors and services decide.
-
-Access: ``conversations.permissions`` says who sees which queue; a conversation one may not see
-is a 404, like a missing one. Every page that shows conversations writes its audit row in the
-transaction of the read (``audit.record``).
+"""Pages of the console. Presentation only: each page's data comes from one read service
+(``conversations.reads``, ``retention.reads``), which checks access (404 for a page one may not
+see, like a missing one), reads, and writes the audit row in its own transaction; the view
+validates the query string, calls it, and renders what it returned after that transaction has
+committed. No view here opens a transaction or writes to the audit log itself.
 """
 
 from __future__ import annotations
 
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 
-import audit
-from audit.selectors import AuditFilters, audit_events
-from conversations.models import Conversation
 from conversations.permissions import (
-    access_conversation,
     can_read_conversations,
     is_compliance,
-    visible_conversations,
+    require_compliance,
+    require_reader,
 )
-from conversations.reviews import review_grant_live
-from conversations.selectors import FLAGS, conversation_list, conversation_page
+from conversations.reads import conversation_list_read, conversation_read
+from conversations.selectors import FLAGS
+from retention.reads import audit_log_read
 
 from .forms import AuditFilterForm, ConversationFilterForm
 
 
-def _require_reader(request: HttpRequest) -> None:
-    if not can_read_conversations(request.user):
-        raise Http404
+def _with(request: HttpRequest, **params: str) -> str:
+    """The current query string with ``params`` replaced: a pager's link."""
+    query = request.GET.copy()
+    for name, value in params.items():
+        query[name] = value
+    return query.urlencode()
 
 
 @login_required
-@transaction.atomic
 def home(request: HttpRequest) -> HttpResponse:
     if not can_read_conversations(request.user) and is_compliance(request.user):
         return redirect("audit-log")  # compliance staff start at the audit log
-    _require_reader(request)
     form = ConversationFilterForm(request.GET)
-    rows: list[Conversation] = []
-    next_cursor: str | None = None
-    if form.is_valid():
-        filters = form.filters()
-        rows, next_cursor = conversation_list(visible_conversations(request.user), filters)
-        # The log names which filters were used, never their values (customer ids are external).
-        used = sorted(name for name in form.changed_data if name not in ("q", "after"))
-        if filters.q:
-            audit.record(
-                "conversation.searched",
-                actor=request.user,
-                query_hash=audit.query_hash(filters.q),
-                filters=used,
-                results=len(rows),
-                page="list",
-            )
-        else:
-            audit.record(
-                "conversation.listed",
-                actor=request.user,
-                filters=used,
-                results=len(rows),
-                page="list",
-            )
-    next_query = None
-    if next_cursor:
-        params = request.GET.copy()
-        params["after"] = next_cursor
-        next_query = params.urlencode()
-    return render(
-        request,
-        "console/home.html",
-        {"form": form, "conversations": rows, "next_query": next_query, "flags": FLAGS},
-    )
+    context: dict[str, Any] = {"form": form, "conversations": [], "flags": FLAGS}
+    if not form.is_valid():
+        require_reader(request.user)  # the form's errors only to those who may see the page
+        return render(request, "console/home.html", context)
+    used = [name for name in form.changed_data if name not in ("q", "after")]
+    listing = conversation_list_read(user=request.user, filters=form.filters(), used=used)
+    context["conversations"] = listing.rows
+    if listing.next_cursor:
+        context["next_query"] = _with(request, after=listing.next_cursor)
+    return render(request, "console/home.html", context)
 
 
 @login_required
-@transaction.atomic
 def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    _require_reader(request)
-    conversation = access_conversation(request.user, pk)
-    page = conversation_page(
-        conversation,
-        can_see_restricted=request.user.has_perm("conversations.view_restricted_fields"),
+    view = conversation_read(user=request.user, id=pk)
+    return render(
+        request, "console/conversation.html", {"page": view.page, "can_review": view.can_review}
     )
-    audit.record(
-        "conversation.viewed", actor=request.user, conversation_id=conversation.pk, page="detail"
-    )
-    can_review = review_grant_live(user=request.user, conversation_id=conversation.pk) is not None
-    return render(request, "console/conversation.html", {"page": page, "can_review": can_review})
 
 
-def require_auditor(request: HttpRequest) -> None:
-    """Compliance pages are 404 to everyone but compliance staff and admins."""
-    if not is_compliance(request.user):
-        raise Http404
+def _day_start(day: date | None, *, shift: int = 0) -> datetime | None:
+    """The start of ``day`` (plus ``shift`` days) in the current time zone."""
+    if day is None:
+        return None
+    return datetime.combine(day + timedelta(days=shift), time.min, timezone.get_current_timezone())
 
 
 @login_required
-@transaction.atomic
 def audit_log(request: HttpRequest) -> HttpResponse:
     """Compliance staff browse the audit log, newest first, with filters; 100 rows a page."""
-    require_auditor(request)
     form = AuditFilterForm(request.GET)
-    rows: list[Any] = []
-    older: str | None = None
-    if form.is_valid():
-        data = form.cleaned_data
-        tz = timezone.get_current_timezone()
-        actor = None
-        if data["actor"]:
-            users = get_user_model().objects.filter(username=data["actor"])
-            actor = users.values_list("pk", flat=True).first() or -1  # unknown: no rows
-        filters = AuditFilters(
-            code=data["code"] or None,
-            actor_id=actor,
-            conversation_id=data["conversation"],
-            subject=data["subject"] or None,
-            since=datetime.combine(data["since"], time.min, tz) if data["since"] else None,
-            until=(
-                datetime.combine(data["until"] + timedelta(days=1), time.min, tz)
-                if data["until"]
-                else None
-            ),
-        )
-        qs = audit_events(filters)
-        if data["before"]:
-            qs = qs.filter(pk__lt=data["before"])
-        rows = list(qs[:101])
-        if len(rows) > 100:
-            rows = rows[:100]
-            params = request.GET.copy()
-            params["before"] = str(rows[-1].pk)
-            older = params.urlencode()
-        used = sorted(name for name in form.changed_data if name != "before")
-        audit.record(
-            "audit.viewed", actor=request.user, page="list", filters=used, results=len(rows)
-        )
-    return render(request, "console/audit.html", {"form": form, "rows": rows, "older": older})
+    context: dict[str, Any] = {"form": form, "rows": []}
+    if not form.is_valid():
+        require_compliance(request.user)
+        return render(request, "console/audit.html", context)
+    data = form.cleaned_data
+    log = audit_log_read(
+        user=request.user,
+        code=data["code"] or None,
+        actor_username=data["actor"] or None,
+        conversation_id=data["conversation"],
+        subject=data["subject"] or None,
+        since=_day_start(data["since"]),
+        until=_day_start(data["until"], shift=1),
+        before=data["before"],
+        used=[name for name in form.changed_data if name != "before"],
+    )
+    context["rows"] = log.rows
+    if log.older_than is not None:
+        context["older"] = _with(request, before=str(log.older_than))
+    return render(request, "console/audit.html", context)

@@ -13,6 +13,7 @@ from django.contrib import admin
 from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path
@@ -31,7 +32,27 @@ from .models import (
 )
 from .projection import PATH_RE, Rule
 from .selectors import exchange_preview
-from .services import field_policy_delete, field_policy_save, queue_grant
+from .services import (
+    field_policy_delete,
+    field_policy_save,
+    queue_create,
+    queue_grant,
+    service_token_revoke,
+    service_token_update,
+    tool_link_delete,
+    tool_link_save,
+)
+
+
+class AuditedAdmin(admin.ModelAdmin):
+    """A model whose every change goes through an audited service: ``save_model`` and
+    ``delete_model`` call it. Bulk deletion from the changelist would bypass them, so it goes
+    through ``delete_model`` one row at a time. (The admin's own history, LogEntry, is kept as
+    Django keeps it; the audit log is the record.)"""
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for obj in queryset:
+            self.delete_model(request, obj)
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -82,17 +103,35 @@ class UnknownBlockTypeAdmin(ReadOnlyAdmin):
 
 
 @admin.register(ServiceToken)
-class ServiceTokenAdmin(admin.ModelAdmin):
+class ServiceTokenAdmin(AuditedAdmin):
+    """Rename a token or change its scope (``service_token_update``); revoke with the list's
+    action (``service_token_revoke``). Tokens are created by ``manage.py create_service_token``,
+    which prints the token once; they are revoked, never deleted (the log names them by id)."""
+
     list_display = ("name", "scope", "prefix", "created_at", "last_used_at", "revoked_at")
-    readonly_fields = ("prefix", "token_sha256", "created_at", "last_used_at")
+    readonly_fields = ("prefix", "token_sha256", "created_at", "last_used_at", "revoked_at")
     fields = ("name", "scope", "prefix", "created_at", "last_used_at", "revoked_at")
+    actions = ["revoke"]
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # tokens are created by `manage.py create_service_token`, which prints it once
 
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        service_token_update(token=obj, name=obj.name, scope=obj.scope, actor=request.user)
+
+    @admin.action(description="Revoke the selected tokens now", permissions=["change"])
+    def revoke(self, request: HttpRequest, queryset: QuerySet[ServiceToken]) -> None:
+        tokens = list(queryset.filter(revoked_at__isnull=True))
+        for token in tokens:
+            service_token_revoke(token=token, actor=request.user)
+        self.message_user(request, f"{len(tokens)} token{'s' if len(tokens) != 1 else ''} revoked.")
+
 
 @admin.register(FieldPolicy)
-class FieldPolicyAdmin(admin.ModelAdmin):
+class FieldPolicyAdmin(AuditedAdmin):
     """Storage classes per field. Saving or deleting re-projects every stored conversation in the
     background (see Re-projection jobs); "Preview" shows an exchange under a draft first."""
 
@@ -107,10 +146,6 @@ class FieldPolicyAdmin(admin.ModelAdmin):
 
     def delete_model(self, request: HttpRequest, obj: Any) -> None:
         field_policy_delete(policy=obj, actor=request.user)
-
-    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
-        for policy in queryset:
-            field_policy_delete(policy=policy, actor=request.user)
 
     def get_urls(self) -> list[Any]:
         return [
@@ -156,8 +191,14 @@ class PolicyPreviewForm(forms.Form):
 
 
 @admin.register(ToolLink)
-class ToolLinkAdmin(admin.ModelAdmin):
+class ToolLinkAdmin(AuditedAdmin):
     list_display = ("tool_name", "url_template")
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        tool_link_save(link=obj, actor=request.user)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        tool_link_delete(link=obj, actor=request.user)
 
 
 @admin.register(ReprojectionJob)
@@ -204,42 +245,50 @@ class QueueAccessForm(forms.ModelForm):
 
 
 @admin.register(Queue)
-class QueueAdmin(admin.ModelAdmin):
-    """Grant and revoke queues here; each change goes through ``queue_grant`` and is audited."""
+class QueueAdmin(AuditedAdmin):
+    """Create queues and grant and revoke them here: ``queue_create`` and ``queue_grant``, each
+    audited. A queue's name is fixed once created (its conversations name it), and a queue is
+    never deleted."""
 
     form = QueueAccessForm
     list_display = ("name", "created_at")
     search_fields = ("name",)
 
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return ("name",) if obj is not None else ()
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
     def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
-        obj.save()
-        for field, model in (
-            ("users", QueueUserObjectPermission),
-            ("groups", QueueGroupObjectPermission),
+        if not change:
+            created = queue_create(name=obj.name, actor=request.user)
+            obj.pk, obj.created_at = created.pk, created.created_at
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """The users and groups who see the queue: one audited grant or revocation each."""
+        queue = form.instance
+        for field, model, principals in (
+            ("users", QueueUserObjectPermission, get_user_model()),
+            ("groups", QueueGroupObjectPermission, Group),
         ):
             key = "user" if field == "users" else "group"
             before = set(
-                model.objects.filter(content_object=obj).values_list(f"{key}_id", flat=True)
+                model.objects.filter(content_object=queue).values_list(f"{key}_id", flat=True)
             )
-            after = {p.pk for p in form.cleaned_data[field]}
-            for principal in form.cleaned_data[field]:
-                if principal.pk not in before:
-                    queue_grant(principal=principal, queue_name=obj.name, actor=request.user)
-            removed = before - after
-            if removed:
-                principals = (get_user_model() if key == "user" else Group).objects.filter(
-                    pk__in=removed
+            after = {p.pk: p for p in form.cleaned_data[field]}
+            for pk in sorted(after.keys() - before):
+                queue_grant(principal=after[pk], queue_name=queue.name, actor=request.user)
+            removed = before - after.keys()
+            for principal in principals.objects.filter(pk__in=removed).order_by("pk"):
+                queue_grant(
+                    principal=principal, queue_name=queue.name, revoke=True, actor=request.user
                 )
-                for principal in principals:
-                    queue_grant(
-                        principal=principal, queue_name=obj.name, revoke=True, actor=request.user
-                    )
 
 
 # --- Reasoning review grants and alerts (reviews.py) --------------------------------------------
 
 from django.core.exceptions import ValidationError  # noqa: E402
-from django.db.models import QuerySet  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from .models import ReviewAlert, ReviewGrant  # noqa: E402
@@ -272,7 +321,7 @@ class ReviewGrantForm(forms.ModelForm):
 
 
 @admin.register(ReviewGrant)
-class ReviewGrantAdmin(admin.ModelAdmin):
+class ReviewGrantAdmin(AuditedAdmin):
     """Grant a reviewer the reasoning review of one conversation (``review_grant_create``, audited);
     revoke with the list's action (``review_grant_revoke``, audited). Grants are records: never
     edited or deleted."""

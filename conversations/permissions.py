@@ -55,6 +55,18 @@ def can_read_conversations(user: Any) -> bool:
     return is_console_admin(user) or bool(READER_GROUPS & _groups(user))
 
 
+def require_reader(user: Any) -> None:
+    """404 for anyone who may read no conversation at all."""
+    if not can_read_conversations(user):
+        raise Http404("no such page")
+
+
+def require_compliance(user: Any) -> None:
+    """404 for anyone but compliance staff and console admins."""
+    if not is_compliance(user):
+        raise Http404("no such page")
+
+
 def visible_queues(user: Any) -> QuerySet[Queue]:
     """The queues whose conversations the user may see."""
     if not can_read_conversations(user):

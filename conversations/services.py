@@ -31,6 +31,7 @@ from .models import (
     Queue,
     ReprojectionJob,
     ServiceToken,
+    ToolLink,
 )
 from .planning import ExchangeInput, IngestConflict, exchange_parse
 from .policies import field_policies, policies_changed
@@ -143,15 +144,81 @@ def token_hash(token: str) -> str:
 
 @transaction.atomic
 def service_token_create(
-    *, name: str, scope: str = ServiceToken.Scope.INGEST
+    *, name: str, scope: str = ServiceToken.Scope.INGEST, actor: Any = None
 ) -> tuple[ServiceToken, str]:
     """A new token (for the chat backend, or a ticketing system with scope ``compliance``); the
-    clear token is returned once and never stored."""
+    clear token is returned once and never stored. Audited (``token.created``)."""
     token = "sct_" + secrets.token_urlsafe(32)
     row = ServiceToken.objects.create(
         name=name, scope=scope, prefix=token[:10], token_sha256=token_hash(token)
     )
+    audit.record("token.created", actor=actor, token=row.pk, name=row.name, scope=row.scope)
     return row, token
+
+
+@transaction.atomic
+def service_token_update(
+    *, token: ServiceToken, name: str | None = None, scope: str | None = None, actor: Any = None
+) -> ServiceToken:
+    """Rename a token or change its scope (``token.changed``, naming the fields changed). A scope
+    it never had is refused; nothing changed writes nothing."""
+    row = ServiceToken.objects.select_for_update().get(pk=token.pk)
+    changed = []
+    if name is not None and name != row.name:
+        row.name = name
+        changed.append("name")
+    if scope is not None and scope != row.scope:
+        if scope not in ServiceToken.Scope.values:
+            raise ValueError(f"unknown token scope {scope!r}")
+        row.scope = scope
+        changed.append("scope")
+    if changed:
+        row.full_clean()
+        row.save(update_fields=changed)
+        audit.record("token.changed", actor=actor, token=row.pk, fields=changed, scope=row.scope)
+    return row
+
+
+@transaction.atomic
+def service_token_revoke(*, token: ServiceToken, actor: Any = None) -> ServiceToken:
+    """Revoke a token now (``token.revoked``); revoking a revoked token changes nothing."""
+    row = ServiceToken.objects.select_for_update().get(pk=token.pk)
+    if row.revoked_at is None:
+        row.revoked_at = timezone.now()
+        row.save(update_fields=["revoked_at"])
+        audit.record("token.revoked", actor=actor, token=row.pk)
+    return row
+
+
+@transaction.atomic
+def tool_link_save(*, link: ToolLink, actor: Any = None) -> ToolLink:
+    """Save a tool's source-system link (``tool_link.changed``); pages link with it at once."""
+    link.full_clean()
+    link.save()
+    transaction.on_commit(policies_changed)
+    audit.record(
+        "tool_link.changed", actor=actor, change="saved", tool=link.tool_name, link=link.pk
+    )
+    return link
+
+
+@transaction.atomic
+def tool_link_delete(*, link: ToolLink, actor: Any = None) -> None:
+    tool, pk = link.tool_name, link.pk
+    link.delete()
+    transaction.on_commit(policies_changed)
+    audit.record("tool_link.changed", actor=actor, change="deleted", tool=tool, link=pk)
+
+
+@transaction.atomic
+def queue_create(*, name: str, actor: Any = None) -> Queue:
+    """A queue, named once: conversations name their queue, so a queue is never renamed (the
+    database refuses it, migration 0006) and a rename can never hide its conversations."""
+    queue = Queue(name=name)
+    queue.full_clean()
+    queue.save()
+    audit.record("queue.created", actor=actor, queue=queue.name)
+    return queue
 
 
 def body_sha256(value: Any) -> str:

@@ -4,18 +4,28 @@ the compliance pages, the API and the commands)."""
 
 from __future__ import annotations
 
-from django.contrib import admin
+from typing import Any
 
-from conversations.admin import ReadOnlyAdmin
+from django.contrib import admin
+from django.http import HttpRequest
+
+from conversations.admin import AuditedAdmin, ReadOnlyAdmin
 
 from .models import DeletionRequest, LegalHold, Receipt, RetentionClass, Tombstone
+from .services import retention_class_delete, retention_class_save
 
 
 @admin.register(RetentionClass)
-class RetentionClassAdmin(admin.ModelAdmin):
+class RetentionClassAdmin(AuditedAdmin):
     list_display = ("__str__", "queue", "conversation_id", "days", "updated_at")
     search_fields = ("queue",)
     fields = ("queue", "conversation_id", "days")
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        retention_class_save(retention_class=obj, actor=request.user)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        retention_class_delete(retention_class=obj, actor=request.user)
 
 
 @admin.register(DeletionRequest)

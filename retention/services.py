@@ -35,7 +35,7 @@ from conversations.keys import data_key_destroy
 from conversations.models import Conversation
 
 from . import registry
-from .models import DeletionRequest, LegalHold, Receipt, Tombstone
+from .models import DeletionRequest, LegalHold, Receipt, RetentionClass, Tombstone
 
 logger = logging.getLogger(__name__)
 
@@ -250,12 +250,13 @@ def legal_hold_place(
 
 
 @transaction.atomic
-def legal_hold_release(*, hold: LegalHold, reason: str, actor: Any = None) -> LegalHold:
-    """Release a hold; the requests it blocked go back to pending, for the next tick. Releasing
-    a released hold changes nothing."""
+def legal_hold_release(*, hold: LegalHold | int, reason: str, actor: Any = None) -> LegalHold:
+    """Release a hold (or the hold of that id: ``LegalHold.DoesNotExist`` when there is none);
+    the requests it blocked go back to pending, for the next tick. Releasing a released hold
+    changes nothing."""
     if not reason.strip():
         raise DeletionInvalid("releasing a legal hold states its reason", field="reason")
-    hold = LegalHold.objects.select_for_update().get(pk=hold.pk)
+    hold = LegalHold.objects.select_for_update().get(pk=hold if isinstance(hold, int) else hold.pk)
     if hold.released_at is not None:
         return hold
     hold.released_at = timezone.now()
@@ -779,3 +780,32 @@ def retention_tick(*, now: datetime | None = None, limit: int = 50) -> dict[str,
                 duration_ms=int((timezone.now() - started).total_seconds() * 1000),
             )
     return done
+
+
+# --- Retention classes (the admin) ------------------------------------------------------------
+
+
+@transaction.atomic
+def retention_class_save(*, retention_class: RetentionClass, actor: Any = None) -> RetentionClass:
+    """Save how long a queue's (or one conversation's) conversations are kept
+    (``retention_class.changed``); the clock applies it at its next tick."""
+    retention_class.full_clean()
+    retention_class.save()
+    audit.record(
+        "retention_class.changed",
+        actor=actor,
+        change="saved",
+        retention_class=retention_class.pk,
+        queue=retention_class.queue,
+        days=retention_class.days,
+    )
+    return retention_class
+
+
+@transaction.atomic
+def retention_class_delete(*, retention_class: RetentionClass, actor: Any = None) -> None:
+    pk, queue = retention_class.pk, retention_class.queue
+    retention_class.delete()
+    audit.record(
+        "retention_class.changed", actor=actor, change="deleted", retention_class=pk, queue=queue
+    )

@@ -34,6 +34,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         item.add_marker(pytest.mark.django_db(**kwargs), append=False)
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _flush_past_the_audit_triggers() -> Any:
+    """The audit tables refuse TRUNCATE (audit migration 0003), and a transactional test's flush
+    empties every table with TRUNCATE. For the test databases only, the flush runs with
+    ``session_replication_role = replica`` (which skips triggers and which only a superuser can
+    set), so the refusal stays in force everywhere else, including the tests that check it."""
+    from django.db.backends.postgresql.operations import DatabaseOperations
+
+    original = DatabaseOperations.execute_sql_flush
+
+    def execute_sql_flush(self: DatabaseOperations, sql_list: list[str]) -> None:
+        original(self, ["SET LOCAL session_replication_role = replica", *sql_list])
+
+    DatabaseOperations.execute_sql_flush = execute_sql_flush  # type: ignore[method-assign]
+    yield
+    DatabaseOperations.execute_sql_flush = original  # type: ignore[method-assign]
+
+
 @pytest.fixture(autouse=True)
 def _fast_password_hashing(settings: Any) -> None:
     """Real hashing costs a third of a second per user: too slow for fixtures making many."""

@@ -1,32 +1,36 @@
-"""verify_audit: a good chain passes; the first altered or unlinked row is named; appends from
-concurrent transactions still form one line."""
+"""verify_audit: a good log passes; an altered, removed or reordered row, a forged or removed
+digest, and rows left unsealed too long are each named; the command's exit status says so.
+
+Transactional: rows are sealed once their transactions have finished (test_sealer.py)."""
 
 from __future__ import annotations
 
 import io
-import itertools
+import json
 import os
 import subprocess
 import sys
-import threading
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
-from django.db import connection, connections, transaction
+from django.db import transaction
+from django.utils import timezone
 
 import audit
+from audit.hashing import digest_hash, digest_signature
 from audit.management.commands import verify_audit
-from audit.models import AuditEvent
+from audit.models import AuditDigest, AuditSeal
+from audit.sealer import seal_pending
 from audit.verify import verify_chain
 from tests.conftest import database_url
 
-from .conftest import GENESIS, chain, expected_hash
+from .conftest import as_superuser, seals, write, write_and_seal
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
-TRIGGER = "audit_auditevent_append_only"
 MANAGE = Path(__file__).resolve().parents[2] / "manage.py"
 
 
@@ -36,45 +40,35 @@ def run(*args: str) -> tuple[str, str]:
     return out.getvalue(), err.getvalue()
 
 
-def write(n: int) -> list[AuditEvent]:
-    events = []
-    for i in range(n):
-        with transaction.atomic():
-            events.append(
-                audit.record(
-                    "conversation.viewed",
-                    conversation_id=i + 1,
-                    subject=f"cust-{i}",
-                    page="detail",
-                    purpose=f"ticket {i} ✓",
-                )
-            )
-    return events
+def problems(**kwargs: Any) -> list[tuple[str, int | None]]:
+    report = verify_chain(**kwargs)
+    return [(p.kind, p.event_id) for p in report.problems]
 
 
-def as_superuser(sql: str, params: list[Any]) -> None:
-    """What a database superuser can do behind the application's back: the trigger is disabled
-    for one statement, inside the test's transaction (rolled back with it)."""
-    with connection.cursor() as cursor:
-        cursor.execute(f"ALTER TABLE audit_auditevent DISABLE TRIGGER {TRIGGER}")
-        cursor.execute(sql, params)
-        cursor.execute(f"ALTER TABLE audit_auditevent ENABLE TRIGGER {TRIGGER}")
-
-
-def test_a_good_chain_verifies() -> None:
-    events = write(5)
+def test_a_good_log_verifies() -> None:
+    write_and_seal(5)
+    last = seals()[-1]
     out, err = run("--no-progress")
-    assert f"verified 5 audit rows; head: row {events[-1].id}, hash {events[-1].hash}" in out
+    assert f"verified 5 audit rows and 1 digests; head: position 5, hash {last.hash}" in out, out
     assert err == ""
 
 
 def test_an_empty_log_verifies() -> None:
     out, _ = run("--no-progress")
-    assert "verified 0 audit rows" in out
+    assert "verified 0 audit rows and 0 digests" in out
+
+
+def test_recent_unsealed_rows_are_counted_not_reported() -> None:
+    write_and_seal(2)
+    write(3)
+    report = verify_chain()
+    assert report.ok and (report.verified, report.unsealed) == (2, 3)
+    out, _ = run("--no-progress")
+    assert "3 recent rows not sealed yet" in out
 
 
 def test_small_chunks_walk_the_whole_chain() -> None:
-    write(7)
+    write_and_seal(7)
     seen: list[int] = []
     report = verify_chain(chunk_size=2, progress=seen.append)
     assert report.ok and report.verified == 7
@@ -82,68 +76,163 @@ def test_small_chunks_walk_the_whole_chain() -> None:
 
 
 def test_an_altered_middle_row_is_named() -> None:
-    events = write(5)
+    events = write_and_seal(5)
     middle = events[2]
     as_superuser(
+        "audit_auditevent",
         "UPDATE audit_auditevent SET details = %s WHERE id = %s",
         ['{"page": "detail", "purpose": "nothing to see"}', middle.id],
     )
+    assert problems() == [("altered", middle.id)]
     with pytest.raises(CommandError) as caught:
         run("--no-progress")
     message = str(caught.value)
-    assert message.startswith(f"audit chain broken at row {middle.id}: hash mismatch")
-    assert "2 rows before it verified" in message
-    assert caught.value.returncode != 0
+    assert f"row {middle.id} (sealed at position 3) was altered" in message
+    assert "4 sealed rows and 1 digests checked out" in message
 
 
-def test_an_altered_and_rehashed_row_breaks_the_next_link() -> None:
-    events = write(5)
-    forged = AuditEvent.objects.get(pk=events[2].id)
-    forged.details = {"page": "detail", "purpose": "nothing to see"}
-    forged_hash = expected_hash(forged)
-    as_superuser(
-        "UPDATE audit_auditevent SET details = %s, hash = %s WHERE id = %s",
-        ['{"page": "detail", "purpose": "nothing to see"}', forged_hash, forged.id],
-    )
-    # The forged row hashes right; the next row still names the original.
-    with pytest.raises(CommandError) as caught:
-        run("--no-progress")
-    assert str(caught.value).startswith(f"audit chain broken at row {events[3].id}: broken link")
+def test_a_deleted_sealed_row_is_named() -> None:
+    events = write_and_seal(5)
+    as_superuser("audit_auditevent", "DELETE FROM audit_auditevent WHERE id = %s", [events[1].id])
+    assert problems() == [("removed", events[1].id)]
 
 
-def test_a_deleted_middle_row_is_a_broken_link() -> None:
-    events = write(5)
-    as_superuser("DELETE FROM audit_auditevent WHERE id = %s", [events[2].id])
-    with pytest.raises(CommandError) as caught:
-        run("--no-progress")
-    assert str(caught.value).startswith(f"audit chain broken at row {events[3].id}: broken link")
-    assert f"row {events[1].id}" in str(caught.value)
-
-
-def test_a_deleted_first_row_is_a_broken_link() -> None:
-    events = write(3)
-    as_superuser("DELETE FROM audit_auditevent WHERE id = %s", [events[0].id])
-    report = verify_chain()
-    assert (report.broken_id, report.verified) == (events[1].id, 0)
-    assert "start of the chain" in report.problem
-
-
-def test_a_row_inserted_behind_records_back_is_a_broken_link() -> None:
-    events = write(3)
-    last = events[-1]
-    with connection.cursor() as cursor:  # inserts are allowed: they just cannot join the chain
-        cursor.execute(
-            "INSERT INTO audit_auditevent (id, at, code, actor_label, details, prev_hash, hash) "
-            "VALUES (%s, now(), 'retention.swept', 'system', '{}', %s, %s)",
-            [last.id + 1000, "e" * 64, "d" * 64],
+def test_a_swapped_pair_is_named() -> None:
+    """Two rows trade places in the order: their seals swap positions 2 and 3."""
+    events = write_and_seal(4)
+    for old, new in ((2, 0), (3, 2), (0, 3)):  # the primary key forbids a swap in one statement
+        as_superuser(
+            "audit_auditseal",
+            "UPDATE audit_auditseal SET position = %s WHERE position = %s",
+            [new, old],
         )
-    report = verify_chain()
-    assert report.broken_id == last.id + 1000
-    assert report.problem.startswith("broken link")
+    found = verify_chain().problems
+    reordered = [(p.position, p.event_id) for p in found if p.kind == "reordered"]
+    assert reordered[:2] == [(2, events[2].id), (3, events[1].id)]
+    assert "broken link at position 2" in found[0].text
+
+
+def test_a_deleted_seal_breaks_the_chain() -> None:
+    write_and_seal(4)
+    as_superuser("audit_auditseal", "DELETE FROM audit_auditseal WHERE position = 2", [])
+    found = verify_chain().problems
+    assert [p.kind for p in found][:2] == ["reordered", "reordered"]
+    assert found[0].position == 3
+    assert "positions 2..2 are missing" in found[0].text
+
+
+def test_a_rehashed_chain_without_the_key_fails_at_its_digest() -> None:
+    """Rewrite a row, its seal and every later seal with correct hashes: only the digest's
+    signature, which needs the key, gives it away."""
+    from audit.hashing import event_hash, seal_hash
+
+    write_and_seal(3)
+    chain = seals()
+    from audit.models import AuditEvent
+
+    target = AuditEvent.objects.get(pk=chain[1].event_id)
+    as_superuser(
+        "audit_auditevent",
+        "UPDATE audit_auditevent SET details = %s WHERE id = %s",
+        ['{"page": "detail", "purpose": "rewritten"}', target.pk],
+    )
+    target.refresh_from_db()
+    fields = {
+        f: getattr(target, f)
+        for f in (
+            "id",
+            "at",
+            "xid",
+            "code",
+            "actor_id",
+            "actor_label",
+            "conversation_id",
+            "subject_hash",
+            "details",
+        )
+    }
+    prev = chain[0].hash
+    for seal in chain[1:]:
+        h = event_hash(fields) if seal.event_id == target.pk else seal.event_hash
+        link = seal_hash(position=seal.position, event_hash=h, prev_hash=prev)
+        as_superuser(
+            "audit_auditseal",
+            "UPDATE audit_auditseal SET event_hash = %s, prev_hash = %s, hash = %s "
+            "WHERE position = %s",
+            [h, prev, link, seal.position],
+        )
+        prev = link
+    digest = AuditDigest.objects.get()
+    values = {f.name: getattr(digest, f.name) for f in AuditDigest._meta.fields}
+    values["last_seal_hash"] = prev
+    forged_hash = digest_hash(values)
+    as_superuser(
+        "audit_auditdigest",
+        "UPDATE audit_auditdigest SET last_seal_hash = %s, hash = %s, signature = %s",
+        [prev, forged_hash, digest_signature(forged_hash, b"not the key")],
+    )
+    found = verify_chain().problems
+    assert [(p.kind, p.digest_id) for p in found] == [("digest", digest.id)]
+    assert "signature is not valid (forged)" in found[0].text
+
+
+def test_a_forged_digest_is_named() -> None:
+    write_and_seal(2)
+    digest = AuditDigest.objects.get()
+    as_superuser(
+        "audit_auditdigest",
+        "UPDATE audit_auditdigest SET signature = %s WHERE id = %s",
+        ["0" * 64, digest.id],
+    )
+    found = verify_chain().problems
+    assert [(p.kind, p.digest_id) for p in found] == [("digest", digest.id)]
+
+
+def test_a_removed_digest_is_named() -> None:
+    write_and_seal(2)
+    write_and_seal(2)
+    first, second = AuditDigest.objects.order_by("id")
+    as_superuser("audit_auditdigest", "DELETE FROM audit_auditdigest WHERE id = %s", [first.id])
+    found = verify_chain().problems
+    assert {(p.kind, p.digest_id) for p in found} == {("digest", second.id)}
+    assert any("prev_hash is not the previous digest's hash" in p.text for p in found)
+
+
+def test_seals_after_the_last_digest_are_unsigned() -> None:
+    write_and_seal(3)
+    as_superuser("audit_auditdigest", "DELETE FROM audit_auditdigest", [])
+    found = verify_chain().problems
+    assert [p.kind for p in found] == ["unsigned"]
+    assert "positions 1..3 are not covered" in found[0].text
+
+
+def test_rows_unsealed_too_long_are_reported(settings: Any) -> None:
+    events = write(2)
+    later = timezone.now() + timedelta(
+        seconds=settings.AUDIT_SEAL_INTERVAL_SECONDS * settings.AUDIT_UNSEALED_GRACE_INTERVALS + 1
+    )
+    found = verify_chain(now=later).problems
+    assert [(p.kind, p.event_id) for p in found] == [("unsealed", events[0].id)]
+    assert "2 row(s) unsealed for longer than" in found[0].text
+    assert seal_pending().rows == 2
+    assert verify_chain(now=later).ok
+
+
+def test_a_row_inserted_behind_the_frontier_is_named() -> None:
+    events = write_and_seal(3)
+    from audit.models import AuditEvent
+
+    with transaction.atomic():  # an INSERT is allowed; this one claims an old transaction id
+        forged = AuditEvent.objects.create(
+            code="retention.swept", actor_label="system", details={}, xid=events[0].xid - 1
+        )
+    assert seal_pending().rows == 0  # behind the frontier: the sealer never goes back
+    found = verify_chain().problems
+    assert [(p.kind, p.event_id) for p in found] == [("unsealed", forged.id)]
 
 
 def test_progress_bar_on_stderr_for_many_rows(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
-    write(3)
+    write_and_seal(3)
     monkeypatch.setattr(verify_audit, "PROGRESS_MIN_ROWS", 2)
     call_command("verify_audit")
     assert "verify_audit" in capsys.readouterr().err
@@ -151,41 +240,9 @@ def test_progress_bar_on_stderr_for_many_rows(monkeypatch: pytest.MonkeyPatch, c
     assert capsys.readouterr().err == ""
 
 
-@pytest.mark.django_db(transaction=True)
-def test_concurrent_appends_form_one_chain() -> None:
-    start = threading.Barrier(2)
-    errors: list[BaseException] = []
-
-    def worker(name: str) -> None:
-        try:
-            start.wait(timeout=10)
-            for i in range(20):
-                with transaction.atomic():
-                    audit.record("conversation.listed", actor=None, filters={"w": name, "i": i})
-        except BaseException as exc:  # reported by the main thread
-            errors.append(exc)
-        finally:
-            connections.close_all()  # this thread's own connection
-
-    threads = [threading.Thread(target=worker, args=(n,)) for n in ("a", "b")]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=60)
-    assert not errors, errors
-    rows = chain()
-    assert len(rows) == 40
-    assert rows[0].prev_hash == GENESIS
-    assert all(b.prev_hash == a.hash for a, b in itertools.pairwise(rows))
-    assert all(a.at <= b.at for a, b in itertools.pairwise(rows))
-    report = verify_chain()
-    assert report.ok and report.verified == 40
-
-
-@pytest.mark.django_db(transaction=True)
 def test_the_command_exits_non_zero_on_a_break() -> None:
     """The real process and exit status, against the test database."""
-    events = write(3)
+    events = write_and_seal(3)
     env = {
         **os.environ,
         "DATABASE_URL": database_url("default"),
@@ -195,8 +252,36 @@ def test_the_command_exits_non_zero_on_a_break() -> None:
     good = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert good.returncode == 0, good.stderr
     assert "verified 3 audit rows" in good.stdout
-    with transaction.atomic():
-        as_superuser("UPDATE audit_auditevent SET code = %s WHERE id = %s", ["x.y", events[1].id])
+    as_superuser(
+        "audit_auditevent",
+        "UPDATE audit_auditevent SET code = %s WHERE id = %s",
+        ["x.y", events[1].id],
+    )
     bad = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1
-    assert f"audit chain broken at row {events[1].id}: hash mismatch" in bad.stderr
+    assert f"row {events[1].id} (sealed at position 2) was altered" in bad.stderr
+
+
+def test_details_hash_as_values_not_as_one_serialisation() -> None:
+    """jsonb may print a value differently from how it was written; the hash covers the value."""
+    with transaction.atomic():
+        audit.record("conversation.listed", filters={"b": [1, 2], "a": "ü"}, results=0, page="x")
+    assert seal_pending().rows == 1
+    (seal,) = seals()
+    from audit.hashing import event_hash
+    from audit.models import AuditEvent
+
+    row = AuditEvent.objects.values(
+        "id",
+        "at",
+        "xid",
+        "code",
+        "actor_id",
+        "actor_label",
+        "conversation_id",
+        "subject_hash",
+        "details",
+    ).get()
+    assert event_hash(row) == seal.event_hash
+    assert event_hash({**row, "details": json.dumps(row["details"], indent=2)}) == seal.event_hash
+    assert AuditSeal.objects.count() == 1

@@ -1,4 +1,4 @@
-"""The one beat entry and the tick task."""
+"""The retention clock's one beat entry and the tick task."""
 
 from __future__ import annotations
 
@@ -14,7 +14,11 @@ from tests.retention.helpers import ingest
 
 
 def test_the_one_beat_entry_enqueues_the_tick() -> None:
-    assert list(app.conf.beat_schedule) == ["retention-tick"]
+    # The retention clock's one entry; the audit sealer has its own (tests/audit).
+    assert sorted(app.conf.beat_schedule) == ["audit-seal", "retention-tick"]
+    seal = app.conf.beat_schedule["audit-seal"]
+    assert seal["task"] == "audit.tasks.audit_seal"
+    assert seal["schedule"] == float(settings.AUDIT_SEAL_INTERVAL_SECONDS)
     entry = app.conf.beat_schedule["retention-tick"]
     assert entry["task"] == "retention.tasks.retention_tick"
     assert entry["schedule"] == float(settings.CLOCK_INTERVAL_SECONDS)

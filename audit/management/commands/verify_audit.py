@@ -1,7 +1,8 @@
-"""``manage.py verify_audit``: check the audit log's hash chain (audit/verify.py).
+"""``manage.py verify_audit``: check the audit log's rows, seals and digests (audit/verify.py).
 
-Prints the number of rows verified and the head (last id and hash) and exits 0; or names the
-first broken row and what is wrong with it, and exits 1.
+Prints what was verified and the head of the chain and exits 0; or lists every problem found
+(an altered, removed or reordered row, a broken or forged digest, rows unsealed for too long),
+each naming its row, position or digest, and exits 1.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from audit.models import AuditEvent
+from audit.models import AuditSeal
 from audit.verify import verify_chain
 
 # Below this many rows the walk takes a moment and a progress bar is noise.
@@ -20,18 +21,28 @@ PROGRESS_MIN_ROWS = 10_000
 
 
 class Command(BaseCommand):
-    help = "Verify the audit log's hash chain; exits non-zero naming the first broken row."
+    help = (
+        "Verify the audit log (rows against their seals, the seal chain, the signed digests, "
+        "rows left unsealed); exits non-zero naming each problem."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
         parser.add_argument(
             "--chunk-size", type=int, default=2000, help="rows fetched per round trip"
         )
+        parser.add_argument(
+            "--max-problems", type=int, default=20, help="stop after this many problems"
+        )
 
-    def handle(self, *args: Any, no_progress: bool, chunk_size: int, **options: Any) -> None:
+    def handle(
+        self, *args: Any, no_progress: bool, chunk_size: int, max_problems: int, **options: Any
+    ) -> None:
         if chunk_size < 1:
             raise CommandError("--chunk-size must be at least 1")
-        total = 0 if no_progress else AuditEvent.objects.count()
+        if max_problems < 1:
+            raise CommandError("--max-problems must be at least 1")
+        total = 0 if no_progress else AuditSeal.objects.count()
         bar = tqdm(
             total=total,
             unit="rows",
@@ -40,13 +51,23 @@ class Command(BaseCommand):
             file=sys.stderr,
         )
         try:
-            report = verify_chain(chunk_size=chunk_size, progress=bar.update)
+            report = verify_chain(
+                chunk_size=chunk_size, progress=bar.update, max_problems=max_problems
+            )
         finally:
             bar.close()
         if not report.ok:
+            lines = "\n".join(f"  - {p.text}" for p in report.problems)
             raise CommandError(
-                f"audit chain broken at row {report.broken_id}: {report.problem} "
-                f"({report.verified} rows before it verified)"
+                f"the audit log does not verify: {len(report.problems)} problem(s)\n{lines}\n"
+                f"({report.verified} sealed rows and {report.digests} digests checked out)"
             )
-        head = f"; head: row {report.head_id}, hash {report.head_hash}" if report.verified else ""
-        self.stdout.write(f"verified {report.verified} audit rows{head}")
+        head = (
+            f"; head: position {report.head_position}, hash {report.head_hash}"
+            if report.verified
+            else ""
+        )
+        waiting = f"; {report.unsealed} recent rows not sealed yet" if report.unsealed else ""
+        self.stdout.write(
+            f"verified {report.verified} audit rows and {report.digests} digests{head}{waiting}"
+        )

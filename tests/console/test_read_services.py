@@ -1,0 +1,105 @@
+"""Every page takes its data from one read service: the view opens no transaction and writes no
+audit row, the page renders after the read's transaction has committed, and each page's query
+count is pinned."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import connection, transaction
+
+import console.compliance_views
+import console.review_views
+import console.views
+from retention.services import deletion_request_submit, legal_hold_place
+from tests.console.conftest import World, client_for
+
+CONSOLE = Path(__file__).resolve().parents[2] / "console"
+VIEW_MODULES = ["views.py", "compliance_views.py", "review_views.py"]
+
+
+@pytest.mark.parametrize("module", VIEW_MODULES)
+def test_views_hold_no_query_no_transaction_and_no_audit_write(module: str) -> None:
+    tree = ast.parse((CONSOLE / module).read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in {"objects", "atomic", "record"}:
+            found.append(f"line {node.lineno}: .{node.attr}")
+        if isinstance(node, ast.ImportFrom) and node.module in {
+            "django.db",
+            "django.db.models",
+            "audit.selectors",
+            "conversations.selectors",
+            "retention.selectors",
+        }:
+            allowed = {"DatabaseError"} | (
+                {"FLAGS"} if node.module.endswith("selectors") else set()
+            )
+            extra = {alias.name for alias in node.names} - allowed
+            if extra:
+                found.append(f"line {node.lineno}: imports {sorted(extra)} from {node.module}")
+    assert not found, f"console/{module} reads or writes by itself: {found}"
+
+
+@pytest.mark.django_db(transaction=True, databases="__all__")
+def test_pages_render_after_the_read_committed(
+    client: Any, world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[tuple[str, bool]] = []
+    for module in (console.views, console.compliance_views, console.review_views):
+        real = module.render
+
+        def spy(request: Any, template: str, *args: Any, _real: Any = real, **kw: Any) -> Any:
+            seen.append((template, connection.in_atomic_block))
+            return _real(request, template, *args, **kw)
+
+        monkeypatch.setattr(module, "render", spy)
+    agent = client_for(client, world, "agent")
+    assert agent.get("/").status_code == 200
+    assert agent.get(f"/conversations/{world.billing.pk}/").status_code == 200
+    staff = client_for(client, world, "compliance")
+    request = deletion_request_submit(customer="cus-nobody", reason="test")
+    for page in (
+        "/audit/",
+        "/audit/review-grants/",
+        "/compliance/deletions/",
+        f"/compliance/deletions/{request.pk}/",
+        "/compliance/holds/",
+    ):
+        assert staff.get(page).status_code == 200, page
+    assert len(seen) == 7
+    assert not [template for template, atomic in seen if atomic]
+
+
+# Pinned: a change here is a change in what a page costs (DESIGN section 8). Each number counts
+# every query of the request: session, user, groups, the read, the audit row, the template.
+PINNED = {
+    ("agent", "/"): 7,
+    ("agent", "/?q=order&flags=truncated&model=m&finish=tool_use&since=2024-01-01"): 7,
+    ("admin", "/"): 7,
+    ("agent", "/conversations/{billing}/"): 15,
+    ("compliance", "/audit/"): 7,
+    ("compliance", "/audit/?code=deletion.&actor=agent&subject=cus-1&since=2024-01-01"): 8,
+    ("compliance", "/audit/review-grants/"): 8,
+    ("compliance", "/compliance/deletions/"): 7,
+    ("compliance", "/compliance/deletions/{request}/"): 7,
+    ("compliance", "/compliance/holds/"): 8,
+}
+
+
+@pytest.mark.django_db(databases="__all__")
+@pytest.mark.parametrize(("role", "url"), list(PINNED))
+def test_query_counts_are_pinned(
+    client: Any, world: World, django_assert_num_queries: Any, role: str, url: str
+) -> None:
+    legal_hold_place(scope="queue", queue="billing", reason="regulator")
+    with transaction.atomic():
+        request = deletion_request_submit(customer="cus-nobody", reason="test")
+    c = client_for(client, world, role)
+    target = url.format(billing=world.billing.pk, request=request.pk)
+    c.get(target)  # process caches (content types, policies) warm
+    with django_assert_num_queries(PINNED[(role, url)], using="default"):
+        assert c.get(target).status_code == 200
