@@ -15,8 +15,8 @@ How a batch is sealed (one transaction, ``seal_batch``):
    finished: it is committed and visible, or it was rolled back and never will be. A transaction
    still running cannot add a row below the horizon, because its own ``xid`` is at or above it.
    In-progress transactions of other databases on the same server (the keys database, another
-   project) are left out when ``pg_stat_activity`` names their database, so a long transaction
-   elsewhere does not hold up the log; an in-progress transaction whose database it cannot see
+   project) and of autovacuum are left out when ``pg_stat_activity`` shows them, so a long
+   transaction elsewhere does not hold up the log; an in-progress transaction it cannot place
    counts as this database's (it only delays sealing).
 3. The rows after the frontier (the last sealed row's ``(xid, id)``, kept in the last digest) and
    below the horizon, in ``(xid, id)`` order, up to ``batch_size``: each gets the next position,
@@ -48,12 +48,15 @@ SEAL_LOCK_KEY = 0x6175646974736561
 BATCH_SIZE = 5000
 
 # One statement, one snapshot: xmax, the in-progress xids, and the xids pg_stat_activity says
-# belong to other databases.
+# cannot write an audit row: other databases' sessions, and autovacuum (its ANALYZE takes a
+# transaction id to update the statistics, and would hold the log back for as long as it runs).
 _HORIZON_SQL = """
 SELECT pg_snapshot_xmax(s)::text::bigint,
        ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(s) AS x),
        ARRAY(SELECT backend_xid::text::bigint FROM pg_stat_activity
-             WHERE backend_xid IS NOT NULL AND datname IS DISTINCT FROM current_database())
+             WHERE backend_xid IS NOT NULL
+               AND (datname IS DISTINCT FROM current_database()
+                    OR backend_type = 'autovacuum worker'))
 FROM pg_current_snapshot() AS s
 """
 

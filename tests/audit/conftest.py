@@ -71,8 +71,18 @@ def write(n: int, code: str = "conversation.viewed") -> list[AuditEvent]:
 def write_and_seal(n: int) -> list[AuditEvent]:
     events = write(n)
     report = seal_pending()
-    assert report.rows == n
+    assert report.rows == n, f"sealed {report.rows} of {n}; holding the horizon: {holders()}"
     return events
+
+
+def holders() -> list[tuple[object, ...]]:
+    """The sessions with a transaction id in this database: what holds the sealer's horizon."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pid, backend_type, backend_xid::text, state, left(query, 80) "
+            "FROM pg_stat_activity WHERE datname = current_database() AND backend_xid IS NOT NULL"
+        )
+        return list(cursor.fetchall())
 
 
 def as_superuser(table: str, sql: str, params: list[Any]) -> None:
