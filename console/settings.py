@@ -118,7 +118,7 @@ for _db in DATABASES.values():
     _db["ATOMIC_REQUESTS"] = False
     _db["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     _db["CONN_HEALTH_CHECKS"] = True
-DATABASE_ROUTERS = ["conversations.routers.KeysRouter"]
+DATABASE_ROUTERS = ["conversations.keystore.routers.KeysRouter"]
 
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
 CACHES = {

@@ -17,10 +17,11 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from . import crypto, formats
+from . import formats
 from .blocks import BlockClass, Message, ParsedExchange
 from .formats import FormatError
-from .keys import exchange_aad
+from .keystore import crypto
+from .keystore.keys import exchange_aad
 from .models import UnknownBlockType
 from .projection import clean_text
 from .replay import canonical_sha256, raw_sha256

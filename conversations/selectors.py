@@ -10,7 +10,7 @@ from django.contrib.postgres.search import SearchQuery
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
 from .formats.registry import message_blocks
-from .keys import data_key_for, decrypt_message
+from .keystore.keys import data_key_for, decrypt_message
 from .models import Block, Conversation, ConversationEvent, Exchange, Message, UnknownBlockType
 from .policies import field_policies, tool_links
 from .projection import FieldView, Rule, project_block, view_fields

@@ -20,7 +20,7 @@ import audit
 
 from .formats.registry import message_blocks
 from .guards import Refusals
-from .keys import data_key_for, decrypt_message
+from .keystore.keys import data_key_for, decrypt_message
 from .models import (
     Block,
     Conversation,

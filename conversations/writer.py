@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from .blocks import BlockClass, ParsedExchange
 from .guards import Refusals, ingest_check_many, ingest_lock_shared
-from .keys import data_keys_for, encrypt_message
+from .keystore.keys import data_keys_for, encrypt_message
 from .models import Block, Conversation, Exchange, Message, Queue
 from .planning import (
     ExchangeInput,

@@ -31,7 +31,7 @@ from django.utils import timezone
 
 import audit
 from conversations.guards import Refused, ingest_barrier
-from conversations.keys import data_key_destroy
+from conversations.keystore.keys import data_key_destroy
 from conversations.models import Conversation
 
 from . import registry

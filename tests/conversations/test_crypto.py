@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conversations import crypto
+from conversations.keystore import crypto
 
 
 @pytest.fixture

@@ -13,8 +13,8 @@ import pytest
 from django.db import connections
 from psycopg import sql
 
-from conversations import crypto
-from conversations.keys import KeyDestroyed, data_key_for, decrypt_message
+from conversations.keystore import crypto
+from conversations.keystore.keys import KeyDestroyed, data_key_for, decrypt_message
 from conversations.models import Conversation
 from retention.services import conversation_erase
 from tests.dumps import pg_dump, pg_dump_binary

@@ -12,10 +12,10 @@ from guardian.shortcuts import assign_perm
 from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
-from conversations.keys import KeyDestroyed, data_key_for
+from conversations.keystore.keys import KeyDestroyed, data_key_for
+from conversations.keystore.routers import KEYS_DB
 from conversations.models import Conversation, DataKey, ReviewGrant
 from conversations.planning import exchange_input, exchange_parse
-from conversations.routers import KEYS_DB
 from conversations.services import conversation_record_event
 from conversations.writer import ingest_batch
 from retention.models import RetentionClass, Tombstone

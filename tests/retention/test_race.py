@@ -20,8 +20,8 @@ import pytest
 from django.db import connections
 from rest_framework.test import APIClient
 
+from conversations.keystore.routers import KEYS_DB
 from conversations.models import Conversation, DataKey, Message
-from conversations.routers import KEYS_DB
 from conversations.services import service_token_create
 from retention.models import DeletionRequest, Tombstone
 from retention.services import conversation_erase, deletion_request_submit
