@@ -211,8 +211,9 @@ if not FIELD_ENCRYPTION_KEYS:
 # from SECRET_KEY (rotating SECRET_KEY then changes the hashes of future rows).
 AUDIT_HMAC_KEY = env.str("AUDIT_HMAC_KEY", default="")
 
-# Redaction detectors switched on for this deployment (conversations.redaction.DETECTORS):
-# card, iban, email, phone, ssn, secret, ip. Default: all of them.
+# Redaction detectors switched on for this deployment
+# (conversations.projection.redaction.DETECTORS): card, iban, email, phone, ssn, secret, ip.
+# Default: all of them.
 REDACTION_DETECTORS = env.list("REDACTION_DETECTORS", default=[])
 # Region used to read phone numbers written without a country code.
 REDACTION_PHONE_REGION = env.str("REDACTION_PHONE_REGION", default="US")

@@ -362,7 +362,7 @@ class FieldPolicy(models.Model):
     def clean(self) -> None:
         from django.core.exceptions import ValidationError
 
-        from .projection import PATH_RE
+        from .projection.project import PATH_RE
 
         if not PATH_RE.match(self.path):
             raise ValidationError(

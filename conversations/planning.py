@@ -23,7 +23,7 @@ from .formats import FormatError
 from .keystore import crypto
 from .keystore.keys import exchange_aad
 from .models import UnknownBlockType
-from .projection import clean_text
+from .projection.project import clean_text
 from .replay import canonical_sha256, raw_sha256
 
 

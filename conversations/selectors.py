@@ -12,8 +12,8 @@ from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 from .formats.registry import message_blocks
 from .keystore.keys import data_key_for, decrypt_message
 from .models import Block, Conversation, ConversationEvent, Exchange, Message, UnknownBlockType
-from .policies import field_policies, tool_links
-from .projection import FieldView, Rule, project_block, view_fields
+from .projection.policies import field_policies, tool_links
+from .projection.project import FieldView, Rule, project_block, view_fields
 
 # A conversation with at least this many tool calls is flagged "many tool calls".
 MANY_TOOL_CALLS = 5

@@ -33,8 +33,8 @@ from .models import (
     ServiceToken,
 )
 from .planning import ExchangeInput, IngestConflict, exchange_parse
-from .policies import field_policies, policies_changed
-from .projection import Policies, project_block
+from .projection.policies import field_policies, policies_changed
+from .projection.project import Policies, project_block
 from .writer import ingest_batch
 
 __all__ = [

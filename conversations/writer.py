@@ -46,8 +46,8 @@ from .planning import (
     unknown_type_counts,
     unknown_types_record,
 )
-from .policies import field_policies
-from .projection import Policies, clean_text, project_block
+from .projection.policies import field_policies
+from .projection.project import Policies, clean_text, project_block
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from conversations.keystore.keys import data_key_for, decrypt_message
 from conversations.models import Message
-from conversations.policies import policies_changed
+from conversations.projection.policies import policies_changed
 from conversations.services import service_token_create
 
 

@@ -25,8 +25,8 @@ from audit.selectors import AuditFilters, audit_events
 from .. import provider
 from ..keystore.keys import data_key_for, decrypt_message
 from ..models import Exchange, Message, ReviewAlert, ReviewGrant
+from ..projection.redaction import redact
 from ..reasoning import Trace, TraceKind, Withheld, openai_response_traces, reasoning_of
-from ..redaction import redact
 from .grants import ReviewError, review_grant_live
 
 logger = logging.getLogger("conversations.reviews")

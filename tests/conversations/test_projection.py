@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conversations.blocks import Block, BlockClass
-from conversations.projection import (
+from conversations.projection.project import (
     DISPLAY,
     DROP,
     IDENTIFIER,

@@ -35,7 +35,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .blocks import Block, BlockClass
+from ..blocks import Block, BlockClass
 from .redaction import redact
 
 IDENTIFIER = "identifier"

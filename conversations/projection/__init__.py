@@ -1,0 +1,1 @@
+"""The projection: what of a stored block a human surface may show (DESIGN section 4)."""
