@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conversations.reasoning import (
+from conversations.reviews.reasoning import (
     Trace,
     TraceKind,
     Withheld,
