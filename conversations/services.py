@@ -19,7 +19,9 @@ from django.utils import timezone
 import audit
 
 from .formats.registry import message_blocks
-from .guards import Refusals
+from .ingest.guards import Refusals
+from .ingest.planning import ExchangeInput, IngestConflict, exchange_parse
+from .ingest.writer import ingest_batch
 from .keystore.keys import data_key_for, decrypt_message
 from .models import (
     Block,
@@ -32,10 +34,8 @@ from .models import (
     ReprojectionJob,
     ServiceToken,
 )
-from .planning import ExchangeInput, IngestConflict, exchange_parse
 from .projection.policies import field_policies, policies_changed
 from .projection.project import Policies, project_block
-from .writer import ingest_batch
 
 __all__ = [
     "ExchangeInput",

@@ -30,7 +30,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 import audit
-from conversations.guards import Refused, ingest_barrier
+from conversations.ingest.guards import Refused, ingest_barrier
 from conversations.keystore.keys import data_key_destroy
 from conversations.models import Conversation
 

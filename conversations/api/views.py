@@ -12,9 +12,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..formats import FormatError
-from ..guards import Refused
+from ..ingest.guards import Refused
+from ..ingest.planning import exchange_input
 from ..models import ServiceToken
-from ..planning import exchange_input
 from ..replay import envelope
 from ..selectors import conversation_by_external_id, conversation_message_raws
 from ..services import (

@@ -13,8 +13,8 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 
+from conversations.ingest.planning import exchange_input
 from conversations.models import Conversation
-from conversations.planning import exchange_input
 from conversations.services import conversation_ingest_exchange, queue_grant
 
 REASONING_MARKER = "MARKER-REASONING-CONSOLE-4d2a"

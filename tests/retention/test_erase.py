@@ -12,12 +12,12 @@ from guardian.shortcuts import assign_perm
 from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
+from conversations.ingest.planning import exchange_input, exchange_parse
+from conversations.ingest.writer import ingest_batch
 from conversations.keystore.keys import KeyDestroyed, data_key_for
 from conversations.keystore.routers import KEYS_DB
 from conversations.models import Conversation, DataKey, ReviewGrant
-from conversations.planning import exchange_input, exchange_parse
 from conversations.services import conversation_record_event
-from conversations.writer import ingest_batch
 from retention.models import RetentionClass, Tombstone
 from retention.services import conversation_erase, deletion_request_submit, retention_tick
 from tests.conftest import post_json, table_counts

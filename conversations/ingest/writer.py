@@ -30,10 +30,12 @@ from django.db import connection, models, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
-from .blocks import BlockClass, ParsedExchange
+from ..blocks import BlockClass, ParsedExchange
+from ..keystore.keys import data_keys_for, encrypt_message
+from ..models import Block, Conversation, Exchange, Message, Queue
+from ..projection.policies import field_policies
+from ..projection.project import Policies, clean_text, project_block
 from .guards import Refusals, ingest_check_many, ingest_lock_shared
-from .keystore.keys import data_keys_for, encrypt_message
-from .models import Block, Conversation, Exchange, Message, Queue
 from .planning import (
     ExchangeInput,
     ExchangePlan,
@@ -46,8 +48,6 @@ from .planning import (
     unknown_type_counts,
     unknown_types_record,
 )
-from .projection.policies import field_policies
-from .projection.project import Policies, clean_text, project_block
 
 
 @dataclass(frozen=True, slots=True)

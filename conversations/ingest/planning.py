@@ -17,14 +17,14 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from . import formats
-from .blocks import BlockClass, Message, ParsedExchange
-from .formats import FormatError
-from .keystore import crypto
-from .keystore.keys import exchange_aad
-from .models import UnknownBlockType
-from .projection.project import clean_text
-from .replay import canonical_sha256, raw_sha256
+from .. import formats
+from ..blocks import BlockClass, Message, ParsedExchange
+from ..formats import FormatError
+from ..keystore import crypto
+from ..keystore.keys import exchange_aad
+from ..models import UnknownBlockType
+from ..projection.project import clean_text
+from ..replay import canonical_sha256, raw_sha256
 
 
 class IngestConflict(Exception):

@@ -1,0 +1,1 @@
+"""Ingest: one provider exchange (or a batch of them) on its way into the store."""
