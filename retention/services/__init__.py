@@ -34,8 +34,8 @@ from conversations.ingest.guards import Refused, ingest_barrier
 from conversations.keystore.keys import data_key_destroy
 from conversations.models import Conversation
 
-from . import registry
-from .models import DeletionRequest, LegalHold, Receipt, Tombstone
+from .. import registry
+from ..models import DeletionRequest, LegalHold, Receipt, Tombstone
 
 logger = logging.getLogger(__name__)
 
