@@ -276,7 +276,7 @@ def test_two_ticks_at_once_execute_a_request_once(transactional_db: Any) -> None
 def test_a_failing_execution_is_retried_then_failed(
     api: APIClient, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import retention.services
+    from retention.services import execution
 
     ingest(api, "conv-fail", "cus-fail", "MARK-FAIL")
     request = deletion_request_submit(conversations=["conv-fail"], reason="x")
@@ -284,7 +284,7 @@ def test_a_failing_execution_is_retried_then_failed(
     def broken(conversation_id: int, **kw: Any) -> Any:
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(retention.services, "conversation_erase", broken)
+    monkeypatch.setattr(execution, "conversation_erase", broken)
     stale = timedelta(seconds=settings.RETENTION_CLAIM_STALE_SECONDS + 1)
     now = datetime.now(UTC)
     retention_tick(now=now)
@@ -298,7 +298,7 @@ def test_a_failing_execution_is_retried_then_failed(
 
     ingest(api, "conv-fail-2", "cus-fail", "MARK-FAIL")
     request = deletion_request_submit(conversations=["conv-fail-2"], reason="x")
-    monkeypatch.setattr(retention.services, "conversation_erase", broken)
+    monkeypatch.setattr(execution, "conversation_erase", broken)
     for i in range(settings.RETENTION_MAX_ATTEMPTS):
         retention_tick(now=now + stale * (i + 1))
     request.refresh_from_db()
