@@ -27,6 +27,17 @@ class FormatError(ValueError):
         self.code = code
 
 
+def check_output(response: str | None, stream: str | None) -> str:
+    """The body field that holds the output: exactly one of ``response`` and ``stream`` must be
+    given. The one check of it (the ingest body and every format's ``parse`` call this), with the
+    one code ``response_or_stream``."""
+    if (response is None) == (stream is None):
+        raise FormatError(
+            "give exactly one of response and stream", field="response", code="response_or_stream"
+        )
+    return "response" if response is not None else "stream"
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     value: Any

@@ -1214,19 +1214,6 @@ def test_bad_input_is_a_precise_format_error(field: str, body: str, at: str, cod
 
 
 @pytest.mark.parametrize(
-    ("response", "stream", "field", "code"),
-    [(None, None, "response", "missing"), ("{}", "data: {}\n\n", "stream", "ambiguous")],
-    ids=["neither", "both"],
-)
-def test_exactly_one_of_response_and_stream(
-    response: str | None, stream: str | None, field: str, code: str
-) -> None:
-    with pytest.raises(FormatError) as info:
-        PARSER.parse(request=MIN_REQUEST, response=response, stream=stream)
-    assert (info.value.field, info.value.code) == (field, code)
-
-
-@pytest.mark.parametrize(
     ("kwargs", "field"),
     [
         ({"request": None, "response": "{}", "stream": None}, "request"),
