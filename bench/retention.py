@@ -116,7 +116,7 @@ def raw_delete(ids: list[int]) -> float:
 
 
 def _ingest_one(body: dict[str, Any]) -> float:
-    from conversations.ingest.planning import exchange_input
+    from conversations.ingest.body import exchange_input
     from conversations.services import conversation_ingest_exchange
 
     started = time.perf_counter()

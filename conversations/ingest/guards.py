@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from django.db import connection, transaction
 
-from .planning import IngestConflict
+from .errors import IngestConflict
 
 # pg_advisory_xact_lock(namespace, key) of the ingest lock: b"ingt" and 1.
 _INGEST_LOCK = (0x696E6774, 1)

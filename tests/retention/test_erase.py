@@ -12,8 +12,9 @@ from guardian.shortcuts import assign_perm
 from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
-from conversations.ingest.planning import exchange_input, exchange_parse
-from conversations.ingest.writer import ingest_batch
+from conversations.ingest.body import exchange_input
+from conversations.ingest.parse import exchange_parse
+from conversations.ingest.pipeline import ingest_batch
 from conversations.keystore.keys import KeyDestroyed, data_key_for
 from conversations.keystore.routers import KEYS_DB
 from conversations.models import Conversation, DataKey, ReviewGrant

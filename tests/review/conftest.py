@@ -21,7 +21,7 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.utils import timezone
 
-from conversations.ingest.planning import exchange_input
+from conversations.ingest.body import exchange_input
 from conversations.models import Conversation, ReviewGrant
 from conversations.reviews import review_grant_create
 from conversations.services import conversation_ingest_exchange, queue_grant
