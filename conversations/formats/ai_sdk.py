@@ -69,6 +69,11 @@ To extend: a new part type is a line in ``AiSdkUi.block_types`` (its class) and,
 VISIBLE needs fields, a branch in ``_part_block``. A new chunk type is a method of
 ``_Accumulator`` (with its field checks) and a line in ``_HANDLERS``; follow what
 ``processUIMessageStream`` does for it.
+
+One piece: the readers of the request and the response and the stream accumulator (which
+follows ``processUIMessageStream`` step by step, partial tool input included) share the part
+readers and must agree on every part shape; the module is the format, reviewed against the
+SDK's source as one file.
 """
 
 from __future__ import annotations

@@ -35,6 +35,10 @@ How to extend:
   not listed there (nor ``input_json_delta``/``citations_delta``) are ignored.
 - a new stream event: add a method to ``_Stream`` and a row to ``_Stream.HANDLERS``. Events not
   listed are ignored.
+
+One piece: the request reader, the response reader and the stream accumulator read the same
+block shapes and must agree on every one of them; the module is the format, reviewed and
+extended as one file.
 """
 
 from __future__ import annotations

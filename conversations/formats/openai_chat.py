@@ -18,6 +18,10 @@ How to extend:
   concatenated like ``content``.
 - a new delta key: string values are concatenated, arrays extended, other values replaced
   (``_merge``); give it its own branch in ``_Accumulator.delta`` only if that is wrong for it.
+
+One piece: the request reader, the response reader and the stream accumulator read the same
+block shapes and must agree on every one of them; the module is the format, reviewed and
+extended as one file.
 """
 
 from __future__ import annotations

@@ -19,6 +19,10 @@ How to extend:
   (tool name from the type, input from ``action``) is wrong for it.
 - a new stream event: add ``"response.<name>": _Stream.<method>`` to ``_Stream.HANDLERS``. Events
   not in that table are ignored, so a new provider event never breaks ingest.
+
+One piece: the request reader, the response reader and the stream accumulator read the same
+block shapes and must agree on every one of them; the module is the format, reviewed and
+extended as one file.
 """
 
 from __future__ import annotations
