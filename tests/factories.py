@@ -130,3 +130,16 @@ class ConversationFactory(factory.Factory):
     @classmethod
     def _build(cls, model_class: type[Conversation], **kwargs: Any) -> Conversation:
         raise TypeError("a conversation exists only once ingested: use ConversationFactory()")
+
+
+EXCHANGES_URL = "/api/v1/exchanges"
+
+
+def post_exchange(api: Any, **fields: Any) -> Any:
+    """POST an ``ExchangeBodyFactory(**fields)`` body to the API (as the chat backend does) and
+    check it was stored (201)."""
+    from tests.conftest import post_json
+
+    response = post_json(api, EXCHANGES_URL, ExchangeBodyFactory(**fields))
+    assert response.status_code == 201, response.content
+    return response
