@@ -39,7 +39,9 @@ from tests.retention.clock import (
     wait_for,
 )
 
-pytestmark = pytest.mark.slow
+# Slow (real Celery processes), and one at a time: they share the clock's private Redis database
+# (one xdist group runs on one worker, in order).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("celery")]
 
 
 # --- Tests ------------------------------------------------------------------------------------
