@@ -1,7 +1,7 @@
 """Retention: erasing a subject, sweeping expired conversations, and ingest while the clock sweeps.
 
 What it measures, on a fresh bench database filled with demo exchanges (four provider formats,
-stored through the ingest writer):
+stored through the ingest pipeline):
 
 1. **Erase a subject with 100 conversations**: a deletion request for the customer, claimed and
    executed by the one erase path (tombstones, key destruction, one transaction per

@@ -19,8 +19,8 @@ app.autodiscover_tasks()
 
 # The one schedule. Its only entry is the retention clock: every CLOCK_INTERVAL_SECONDS it enqueues
 # one tick, which executes due deletion requests and erases conversations past their retention
-# through the one erase path (retention/services.py). The tick's state lives in PostgreSQL, so a
-# missed or doubled tick is harmless.
+# through the one erase path (retention/services/erase.py). The tick's state lives in PostgreSQL,
+# so a missed or doubled tick is harmless.
 app.conf.beat_schedule = {
     "retention-tick": {
         "task": "retention.tasks.retention_tick",

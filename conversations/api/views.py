@@ -47,6 +47,17 @@ _ERRORS = {
 }
 
 
+def _error_example(
+    name: str, code: str, detail: str, field: str, at: str | None = None
+) -> OpenApiExample:
+    return OpenApiExample(
+        name,
+        value={"error": code, "detail": detail, "field": field, "at": at or f"$.{field}"},
+        response_only=True,
+        status_codes=["400"],
+    )
+
+
 def _codes(codes: dict[str, str]) -> str:
     return "\n".join(f"- `{code}`: {meaning}" for code, meaning in codes.items())
 
@@ -63,27 +74,13 @@ _INGEST_ERRORS = {
         "or `stream`, `at` the path inside it, `$.messages[0].content`):\n\n"
         + _codes(FORMAT_ERRORS),
         examples=[
-            OpenApiExample(
-                "missing field",
-                value={
-                    "error": "required",
-                    "detail": "This field is required.",
-                    "field": "customer",
-                    "at": "$.customer",
-                },
-                response_only=True,
-                status_codes=["400"],
-            ),
-            OpenApiExample(
+            _error_example("missing field", "required", "This field is required.", "customer"),
+            _error_example(
                 "provider body",
-                value={
-                    "error": "missing",
-                    "detail": "expected 'role' (string), but the key is missing",
-                    "field": "request",
-                    "at": "$.messages[0].role",
-                },
-                response_only=True,
-                status_codes=["400"],
+                "missing",
+                "expected 'role' (string), but the key is missing",
+                "request",
+                "$.messages[0].role",
             ),
         ],
     ),

@@ -117,8 +117,8 @@ def deletion_request_execute(*, request: DeletionRequest) -> DeletionRequest:
     if blocked is not None:
         return blocked
     # Tombstones first, so no new exchange of this customer or these conversations is stored
-    # from here on; then the barrier (conversations/guards.py): every ingest that started before
-    # the tombstones has committed, and what it stored is among the targets read below.
+    # from here on; then the barrier (conversations/ingest/guards.py): every ingest that started
+    # before the tombstones has committed, and what it stored is among the targets read below.
     with transaction.atomic():
         if request.subject:
             tombstone_write(Tombstone.Kind.CUSTOMER, request.subject_hash)

@@ -1,6 +1,6 @@
 """An exchange racing an erasure: the ingest guards run once the conversation is locked
-(conversations/guards.py), so an exchange either commits before the erasure takes the lock (and
-is erased with the rest) or is refused with 410. Nothing of it survives either way.
+(conversations/ingest/guards.py), so an exchange either commits before the erasure takes the lock
+(and is erased with the rest) or is refused with 410. Nothing of it survives either way.
 
 Real concurrency: the API runs in a thread, the erasure in another, each on its own database
 session; a third session holds a lock to order them, and the test waits on pg_stat_activity

@@ -1,4 +1,5 @@
-"""The reader of reasoning in stored messages (conversations/reasoning.py): pure, no database."""
+"""The reader of reasoning in stored messages (conversations/reviews/reasoning.py and each
+format's reader): pure, no database."""
 
 from __future__ import annotations
 
