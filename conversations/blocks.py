@@ -1,5 +1,5 @@
-"""The three kinds of block (DESIGN section 1), the typed-block structure every format produces,
-and the reasoning traces a format reads for the review page.
+"""The three kinds of block (DESIGN section 1) and the typed-block structure every format
+produces.
 
 A provider response is an ordered list of typed blocks. Each provider-native block type falls in
 exactly one class:
@@ -185,34 +185,3 @@ class ParsedExchange:
     params: Params
     history_is_full: bool = True
     output_supersedes_last: bool = False
-
-
-# --- Reasoning, for the review page only ------------------------------------------------------
-
-
-class TraceKind(enum.StrEnum):
-    THINKING = "thinking"  # Anthropic thinking text
-    SUMMARY = "summary"  # OpenAI reasoning summary, OpenRouter reasoning.summary
-    REASONING_TEXT = "reasoning_text"  # OpenAI reasoning content (open-weight models)
-    REASONING_CONTENT = "reasoning_content"  # Chat Completions reasoning_content / reasoning
-    REASONING_PART = "reasoning_part"  # AI SDK reasoning part
-
-
-class Withheld(enum.StrEnum):
-    NO = ""
-    REDACTED = "redacted"  # the provider withheld it: redacted_thinking, encrypted only
-    OMITTED = "omitted"  # empty thinking with a signature: display omitted
-    MISSING = "missing"  # an OpenAI reasoning item with no summary: may be fetched
-
-
-@dataclass(frozen=True, slots=True)
-class Trace:
-    """One piece of reasoning as the provider returned it (unredacted: the caller redacts).
-
-    Produced by a format's ``reasoning`` reader and by nothing else, and read by the review page
-    only (``conversations/reviews/reasoning.py``): no Block, row, log or task ever holds one."""
-
-    kind: TraceKind
-    text: str = ""
-    withheld: Withheld = Withheld.NO
-    item_id: str = ""  # an OpenAI reasoning item's id, to match a fetched summary to it

@@ -2,7 +2,7 @@
 
 Importing this package imports every module in it, and each format module registers its format
 (``registry.py`` says what a format declares): adding a format is adding its module and its
-tests. ``base.py``, ``registry.py`` and ``sse.py`` are what the formats share.
+tests. ``base.py``, ``registry.py``, ``sse.py`` and ``traces.py`` are what the formats share.
 """
 
 import importlib
@@ -11,7 +11,7 @@ import pkgutil
 from .base import FormatError
 from .registry import get, names
 
-_SHARED = frozenset({"base", "registry", "sse"})
+_SHARED = frozenset({"base", "registry", "sse", "traces"})
 
 for _module in pkgutil.iter_modules(__path__):
     if _module.name not in _SHARED:

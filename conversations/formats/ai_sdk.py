@@ -83,18 +83,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..blocks import (
-    Block,
-    BlockClass,
-    Message,
-    Params,
-    ParsedExchange,
-    Trace,
-    TraceKind,
-    Usage,
-    Withheld,
-    classify,
-)
+from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
 from .base import (
     FormatError,
     compact,
@@ -105,6 +94,7 @@ from .base import (
 )
 from .registry import Format, register
 from .sse import iter_events
+from .traces import Trace, TraceKind, Withheld
 
 FORMAT = "ai-sdk.ui"
 _ROLES = ("system", "user", "assistant")

@@ -48,17 +48,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..blocks import (
-    Block,
-    BlockClass,
-    Message,
-    Params,
-    ParsedExchange,
-    Trace,
-    TraceKind,
-    Withheld,
-    classify,
-)
+from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, classify
 from .base import (
     FormatError,
     array_element_spans,
@@ -71,6 +61,7 @@ from .base import (
 )
 from .registry import Format, register
 from .sse import Event, iter_events
+from .traces import Trace, TraceKind, Withheld
 
 FORMAT = "anthropic.messages"
 

@@ -29,18 +29,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..blocks import (
-    Block,
-    BlockClass,
-    Message,
-    Params,
-    ParsedExchange,
-    Trace,
-    TraceKind,
-    Usage,
-    Withheld,
-    classify,
-)
+from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
 from .base import (
     FormatError,
     element_spans,
@@ -54,6 +43,7 @@ from .base import required as _req
 from .base import tool_arguments as _arguments
 from .registry import Format, register
 from .sse import Event, iter_events
+from .traces import Trace, TraceKind, Withheld
 
 FORMAT = "openai.chat"
 

@@ -24,8 +24,9 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar, TypeVar
 
-from ..blocks import Block, BlockClass, ParsedExchange, Trace, register_types
+from ..blocks import Block, BlockClass, ParsedExchange, register_types
 from .base import FormatError, check_output, expect
+from .traces import Trace
 
 
 def _too_deep(text: str) -> bool:

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..blocks import Trace, TraceKind, Withheld
 from ..formats import FormatError, get
+from ..formats.traces import Trace, TraceKind, Withheld
 
 __all__ = ["Trace", "TraceKind", "Withheld", "openai_response_traces", "reasoning_of"]
 

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from conversations import formats
-from conversations.blocks import BlockClass, Trace, classify
+from conversations.blocks import BlockClass, classify
 from conversations.formats import FormatError, registry
+from conversations.formats.traces import Trace
 from conversations.reviews.reasoning import reasoning_of
 from conversations.services import ExchangeInput, exchange_parse
 from tests.conversations.requests import body_for
@@ -64,7 +65,7 @@ def test_match_form_drops_only_what_a_format_allows() -> None:
 
 def test_every_module_of_the_package_registers_one_format() -> None:
     # Adding a format is adding a module: formats/__init__.py imports each one.
-    shared = {"base", "registry", "sse"}
+    shared = {"base", "registry", "sse", "traces"}
     modules = [m.name for m in pkgutil.iter_modules(formats.__path__) if m.name not in shared]
     registered = {type(registry.get(name)).__module__ for name in registry.names()}
     assert registered == {f"conversations.formats.{m}" for m in modules}
