@@ -1,5 +1,7 @@
-# make run  : set everything up and run the console (web, Celery worker and beat) with demo data.
-# make test : the whole test suite.
+# make run       : set everything up and run the console (web, Celery worker and beat) with demo data.
+# make test      : the whole test suite, in parallel (one process per core, each its own databases).
+# make test-fast : everything but the tests marked slow (servers, Celery workers, the browser).
+# make ci        : lint, typecheck and the whole suite (what .ci/run runs).
 # With no DATABASE_URL / REDIS_URL in the environment (or .env), both use embedded PostgreSQL and
 # Redis kept under ./var/ (python -m console.devservers).
 
@@ -9,7 +11,13 @@ PY := $(VENV)/bin/python
 PORT ?= 8000
 export DEBUG ?= true
 
-.PHONY: run test venv services migrate demo lint typecheck stop-services clean
+# pytest-xdist: TEST_WORKERS processes ("auto": one per core), each with its own test databases
+# (pytest-django names them test_<name>_gw<N>); the tests that share the clock's Redis database
+# form one group, run by one worker in order. TEST_WORKERS=0 runs in this process.
+TEST_WORKERS ?= auto
+PYTEST_PARALLEL = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadgroup)
+
+.PHONY: run test test-fast ci venv services migrate demo lint typecheck stop-services clean
 
 $(VENV)/.installed: pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: Python 3.11 is needed"; exit 1; }
@@ -45,7 +53,12 @@ run: demo
 	PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile.dev
 
 test: services
-	$(PY) -m pytest
+	$(PY) -m pytest $(PYTEST_PARALLEL)
+
+test-fast: services
+	$(PY) -m pytest -m "not slow" $(PYTEST_PARALLEL)
+
+ci: lint typecheck test
 
 lint: venv
 	$(VENV)/bin/ruff check .

@@ -103,10 +103,12 @@ def truncate_conversations() -> None:
 
 
 def store_bodies(bodies: Iterable[dict[str, Any]], *, batch: int = 500) -> int:
-    """Store exchange bodies through the ingest writer (``writer.ingest_batch``), ``batch`` at a
-    time, without the JSONL round trip; returns the exchanges stored. A refused body is an error."""
-    from conversations.planning import exchange_input, exchange_parse
-    from conversations.writer import ingest_batch
+    """Store exchange bodies through the ingest pipeline
+    (``conversations.ingest.pipeline.ingest_batch``), ``batch`` at a time, without the JSONL round
+    trip; returns the exchanges stored. A refused body is an error."""
+    from conversations.ingest.body import exchange_input
+    from conversations.ingest.parse import exchange_parse
+    from conversations.ingest.pipeline import ingest_batch
 
     stored = 0
     pending = iter(bodies)

@@ -1,4 +1,4 @@
-"""Redaction (``conversations.redaction``) against Presidio's pattern recognizers.
+"""Redaction (``conversations.projection.redaction``) against Presidio's pattern recognizers.
 
 What it measures: a labelled corpus of support text generated from a fixed seed (customer
 messages, assistant replies, tool inputs and results as JSON, log lines, curl commands, config
@@ -53,7 +53,7 @@ import phonenumbers
 from stdnum import iban as stdnum_iban
 from stdnum import luhn
 
-from conversations.redaction import DETECTORS, Finding, find, redact
+from conversations.projection.redaction import DETECTORS, Finding, find, redact
 
 KINDS = ("card", "iban", "email", "phone", "ssn", "secret", "ip")
 PRESIDIO_KINDS = {
@@ -718,7 +718,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     plain_mb = sum(len(t.encode()) for t in plain) / 1e6
     plain_mbs = plain_mb / timed(detect(ALL), plain, repeat)
-    table("ours (conversations.redaction)", our_scores, our_mbs, KINDS)
+    table("ours (conversations.projection.redaction)", our_scores, our_mbs, KINDS)
     print(f"  without secret (Presidio's six kinds): {shared_mbs:.2f} MB/s")
     print(f"  redact (find and replace), all kinds:  {redact_mbs:.2f} MB/s")
     print(f"  snippets without any labelled value ({len(plain)}): {plain_mbs:.2f} MB/s")

@@ -3,7 +3,7 @@ SQL that fetches its stored rows.
 
 What it measures: a Chat Completions conversation of 50 turns (question, tool call, tool result,
 answer: 1 + 4 x 50 = 201 messages, ``bench.console.long_conversation``) is stored through the
-ingest writer among ``--conversations`` demo conversations (four provider formats), and the
+ingest pipeline among ``--conversations`` demo conversations (four provider formats), and the
 replay endpoint is requested ``--requests`` times through Django's test ``Client`` with a service
 token (in process: no server, no network): token lookup, the conversation, its current messages'
 ciphertext, its data key from the keys database, AES-GCM decryption of every message, and the

@@ -1,7 +1,7 @@
 """Retention: erasing a subject, sweeping expired conversations, and ingest while the clock sweeps.
 
 What it measures, on a fresh bench database filled with demo exchanges (four provider formats,
-stored through the ingest writer):
+stored through the ingest pipeline):
 
 1. **Erase a subject with 100 conversations**: a deletion request for the customer, claimed and
    executed by the one erase path (tombstones, key destruction, one transaction per
@@ -116,7 +116,7 @@ def raw_delete(ids: list[int]) -> float:
 
 
 def _ingest_one(body: dict[str, Any]) -> float:
-    from conversations.planning import exchange_input
+    from conversations.ingest.body import exchange_input
     from conversations.services import conversation_ingest_exchange
 
     started = time.perf_counter()

@@ -21,7 +21,8 @@ app.autodiscover_tasks()
 # harmless.
 app.conf.beat_schedule = {
     # The retention clock: every CLOCK_INTERVAL_SECONDS one tick executes due deletion requests
-    # and erases conversations past their retention through the one erase path.
+    # and erases conversations past their retention through the one erase path
+    # (retention/services/erase.py).
     "retention-tick": {
         "task": "retention.tasks.retention_tick",
         "schedule": float(settings.CLOCK_INTERVAL_SECONDS),

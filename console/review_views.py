@@ -20,7 +20,7 @@ from django.views.decorators.debug import sensitive_post_parameters, sensitive_v
 from django.views.decorators.http import require_http_methods
 
 import audit
-from conversations.keys import KeyDestroyed
+from conversations.keystore.keys import KeyDestroyed
 from conversations.models import ReviewGrant
 from conversations.permissions import require_compliance
 from conversations.reads import review_grants_read

@@ -118,7 +118,7 @@ for _db in DATABASES.values():
     _db["ATOMIC_REQUESTS"] = False
     _db["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
     _db["CONN_HEALTH_CHECKS"] = True
-DATABASE_ROUTERS = ["conversations.routers.KeysRouter"]
+DATABASE_ROUTERS = ["conversations.keystore.routers.KeysRouter"]
 
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
 CACHES = {
@@ -219,8 +219,9 @@ AUDIT_DIGEST_KEYS = env.list("AUDIT_DIGEST_KEYS", default=[])
 AUDIT_SEAL_INTERVAL_SECONDS = env.float("AUDIT_SEAL_INTERVAL_SECONDS", default=5.0)
 AUDIT_UNSEALED_GRACE_INTERVALS = env.int("AUDIT_UNSEALED_GRACE_INTERVALS", default=12)
 
-# Redaction detectors switched on for this deployment (conversations.redaction.DETECTORS):
-# card, iban, email, phone, ssn, secret, ip. Default: all of them.
+# Redaction detectors switched on for this deployment
+# (conversations.projection.redaction.DETECTORS): card, iban, email, phone, ssn, secret, ip.
+# Default: all of them.
 REDACTION_DETECTORS = env.list("REDACTION_DETECTORS", default=[])
 # Region used to read phone numbers written without a country code.
 REDACTION_PHONE_REGION = env.str("REDACTION_PHONE_REGION", default="US")

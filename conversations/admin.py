@@ -30,7 +30,7 @@ from .models import (
     ToolLink,
     UnknownBlockType,
 )
-from .projection import PATH_RE, Rule
+from .projection.project import PATH_RE, Rule
 from .selectors import exchange_preview
 from .services import (
     field_policy_delete,

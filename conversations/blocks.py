@@ -1,4 +1,5 @@
-"""The three kinds of block (DESIGN section 1) and the typed-block structure every format produces.
+"""The three kinds of block (DESIGN section 1) and the typed-block structure every format
+produces.
 
 A provider response is an ordered list of typed blocks. Each provider-native block type falls in
 exactly one class:
@@ -11,9 +12,11 @@ exactly one class:
 - UNKNOWN: a type this code has not seen. Treated as NEVER until an admin classifies it: the
   system fails closed.
 
-To add a block type, put its provider-native name in the right set of ``_TYPES`` below. The sets
-are checked for disjointness when this module is imported, so a type can never be both shown and
-hidden.
+Each format declares its types on its class (``block_types`` in ``formats/<name>.py``); the
+format registry hands them to ``register_types`` when the module is imported, which refuses a
+format whose VISIBLE or AUDIT names overlap its NEVER names, so a type can never be both shown and
+hidden. To add a block type, put its provider-native name in the right set of its format's
+``block_types``.
 
 This module is pure Python: formats import it, and it imports no Django model.
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import enum
 import fnmatch
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -34,40 +38,12 @@ class BlockClass(enum.StrEnum):
     UNKNOWN = "unknown"
 
 
-# Provider-native type names, per format. Patterns use fnmatch syntax ("*_tool_result").
-_TYPES: dict[str, dict[BlockClass, frozenset[str]]] = {
-    "anthropic.messages": {
-        BlockClass.VISIBLE: frozenset({"text"}),
-        BlockClass.AUDIT: frozenset(
-            {
-                "tool_use",
-                "tool_result",
-                "server_tool_use",
-                "*_tool_result",
-                "mcp_tool_use",
-                "mcp_tool_result",
-            }
-        ),
-        BlockClass.NEVER: frozenset({"thinking", "redacted_thinking"}),
-    },
-    "openai.responses": {
-        BlockClass.VISIBLE: frozenset({"message", "output_text", "refusal", "input_text"}),
-        BlockClass.AUDIT: frozenset(
-            {"function_call", "function_call_output", "*_call", "*_call_output"}
-        ),
-        BlockClass.NEVER: frozenset({"reasoning"}),
-    },
-    "openai.chat": {
-        BlockClass.VISIBLE: frozenset({"content", "refusal"}),
-        BlockClass.AUDIT: frozenset({"tool_calls", "tool"}),
-        BlockClass.NEVER: frozenset({"reasoning_content", "reasoning"}),
-    },
-    "ai-sdk.ui": {
-        BlockClass.VISIBLE: frozenset({"text"}),
-        BlockClass.AUDIT: frozenset({"tool-*", "dynamic-tool"}),
-        BlockClass.NEVER: frozenset({"reasoning"}),
-    },
-}
+# The classes a format declares its types in (UNKNOWN is what none of them names).
+DECLARED = (BlockClass.VISIBLE, BlockClass.AUDIT, BlockClass.NEVER)
+
+# Provider-native type names, per format, as the formats registered them. Patterns use fnmatch
+# syntax ("*_tool_result").
+_TYPES: dict[str, dict[BlockClass, frozenset[str]]] = {}
 
 
 def _exact_and_patterns(names: frozenset[str]) -> tuple[frozenset[str], tuple[str, ...]]:
@@ -76,20 +52,33 @@ def _exact_and_patterns(names: frozenset[str]) -> tuple[frozenset[str], tuple[st
     return exact, patterns
 
 
-def _assert_disjoint() -> None:
+def _assert_disjoint(fmt: str, classes: Mapping[BlockClass, frozenset[str]]) -> None:
     """VISIBLE ∩ NEVER = ∅ and AUDIT ∩ NEVER = ∅, exact names and patterns alike."""
-    for fmt, classes in _TYPES.items():
-        never = classes[BlockClass.NEVER]
-        for shown in (BlockClass.VISIBLE, BlockClass.AUDIT):
-            names = classes[shown]
-            clash = {n for n in names if n in never}
-            clash |= {n for n in never for p in names if "*" in p and fnmatch.fnmatchcase(n, p)}
-            clash |= {n for n in names for p in never if "*" in p and fnmatch.fnmatchcase(n, p)}
-            if clash:
-                raise AssertionError(f"{fmt}: {shown} and NEVER share {sorted(clash)}")
+    never = classes[BlockClass.NEVER]
+    for shown in (BlockClass.VISIBLE, BlockClass.AUDIT):
+        names = classes[shown]
+        clash = {n for n in names if n in never}
+        clash |= {n for n in never for p in names if "*" in p and fnmatch.fnmatchcase(n, p)}
+        clash |= {n for n in names for p in never if "*" in p and fnmatch.fnmatchcase(n, p)}
+        if clash:
+            raise AssertionError(f"{fmt}: {shown} and NEVER share {sorted(clash)}")
 
 
-_assert_disjoint()
+def register_types(fmt: str, declared: Mapping[BlockClass, Iterable[str]]) -> None:
+    """Record a format's block types (the format registry calls this for each format it loads).
+    Every declared class must be given, even empty; the sets must be disjoint as above."""
+    missing = [cls.value for cls in DECLARED if cls not in declared]
+    extra = [str(cls) for cls in declared if cls not in DECLARED]
+    if missing or extra:
+        raise AssertionError(
+            f"{fmt}: block_types must name exactly {DECLARED} (got {list(declared)})"
+        )
+    classes = {cls: frozenset(declared[cls]) for cls in DECLARED}
+    _assert_disjoint(fmt, classes)
+    if fmt in _TYPES and _TYPES[fmt] != classes:
+        raise AssertionError(f"{fmt}: block types registered twice, differently")
+    _TYPES[fmt] = classes
+    classify.cache_clear()
 
 
 @lru_cache(maxsize=4096)  # a handful of types per format; the bound holds made-up ones

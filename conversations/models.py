@@ -6,6 +6,8 @@ byte), and the Blocks projected from it (what human surfaces may show). An Excha
 call: its parameters, usage and flags, and the messages it brought. Deliberation (NEVER blocks)
 exists only inside the encrypted raw text; a Block row of class NEVER or UNKNOWN holds its type and
 nothing else. Data keys live in another database (``DataKey``, ``keys.py``).
+
+One piece: Django looks for an app's models in ``models.py``, and these refer to each other.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from django.db.models import Q
 from guardian.models import GroupObjectPermissionBase, UserObjectPermissionBase
 
 from .blocks import BlockClass
+from .projection.classes import STORAGE_CLASSES
 
 
 class Queue(models.Model):
@@ -324,12 +327,9 @@ class FieldPolicy(models.Model):
     data too.
     """
 
-    class StorageClass(models.TextChoices):
-        IDENTIFIER = "identifier", "identifier: kept and shown, linked to the source system"
-        STATUS = "status", "status: kept and shown"
-        DISPLAY = "display", "display: kept redacted, shown"
-        RESTRICTED = "restricted", "restricted: kept redacted, shown with view_restricted_fields"
-        DROP = "drop", "drop: not kept, [not kept] shown"
+    # The one definition of the classes is the projection's (projection/classes.py); Django's
+    # functional API builds the same choices from it (django-stubs types only the class form).
+    StorageClass = models.TextChoices("StorageClass", STORAGE_CLASSES)  # type: ignore[call-overload]
 
     class Side(models.TextChoices):
         INPUT = "input", "tool input"
@@ -362,7 +362,7 @@ class FieldPolicy(models.Model):
     def clean(self) -> None:
         from django.core.exceptions import ValidationError
 
-        from .projection import PATH_RE
+        from .projection.project import PATH_RE
 
         if not PATH_RE.match(self.path):
             raise ValidationError(

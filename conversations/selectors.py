@@ -9,11 +9,11 @@ from datetime import datetime
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
 
-from .formats.registry import message_blocks
-from .keys import data_key_for, decrypt_message
+from .keystore.keys import data_key_for, decrypt_message
 from .models import Block, Conversation, ConversationEvent, Exchange, Message, UnknownBlockType
-from .policies import field_policies, tool_links
-from .projection import FieldView, Rule, project_block, view_fields
+from .projection.policies import field_policies, tool_links
+from .projection.project import FieldView, Rule, ToolNames, project_blocks, view_fields
+from .projection.stored import stored_blocks
 
 # A conversation with at least this many tool calls is flagged "many tool calls".
 MANY_TOOL_CALLS = 5
@@ -116,27 +116,23 @@ def exchange_preview(*, exchange_id: int, draft: Rule) -> list[PreviewMessage] |
     proposed = current.with_rule(draft)
     links = tool_links()
     conversation_id = exchange.conversation_id
-    messages = list(
+    rows = list(
         Message.objects.filter(
             conversation_id=conversation_id, sequence__lte=_last_sequence(exchange)
         )
         .order_by("sequence")
-        .values_list("sequence", "role", "raw_ciphertext", "exchange_id", "exchange__format")
+        .values_list("sequence", "raw_ciphertext", "exchange__format", "role", "exchange_id")
     )
-    key = data_key_for(conversation_id)
-    tool_names: dict[str, str] = {}
+    names = ToolNames()
     out = []
-    for sequence, role, sealed, message_exchange, fmt in messages:
-        blocks = message_blocks(fmt, decrypt_message(key, conversation_id, sequence, sealed))
+    for (sequence, _, _, role, message_exchange), blocks in stored_blocks(conversation_id, rows):
+        if message_exchange != exchange_id:
+            names.learn(blocks)  # an earlier exchange: only its calls' names matter here
+            continue
+        now_rows = project_blocks(blocks, current, names)
+        draft_rows = project_blocks(blocks, proposed, names)
         previews = []
-        for block in blocks:
-            if block.call_id and block.tool_name:
-                tool_names.setdefault(block.call_id, block.tool_name)
-            if message_exchange != exchange_id:
-                continue
-            tool = tool_names.get(block.call_id or "", "")
-            now_row = project_block(block, current, tool)
-            draft_row = project_block(block, proposed, tool)
+        for now_row, draft_row in zip(now_rows, draft_rows, strict=True):
             name = now_row.get("tool_name", "")
             previews.append(
                 PreviewBlock(
@@ -158,8 +154,7 @@ def exchange_preview(*, exchange_id: int, draft: Rule) -> list[PreviewMessage] |
                     ),
                 )
             )
-        if message_exchange == exchange_id:
-            out.append(PreviewMessage(sequence, role, previews))
+        out.append(PreviewMessage(sequence, role, previews))
     return out
 
 

@@ -1,7 +1,10 @@
-"""Writes to the conversation store. Every state change goes through a function here.
+"""Writes to the conversation store. Every state change goes through a function here (or one
+re-exported here from its room).
 
-Ingest: ``planning.py`` holds the rules (parse, which messages are new, history rewrites),
-``writer.py`` the one writer (used here for one exchange, by ``ingest`` for many).
+Ingest: ``conversation_ingest_exchange`` stores one exchange through the pipeline of
+``ingest/`` (``ingest/pipeline.py`` calls its stages in order; ``manage.py ingest`` sends it
+batches). Re-projection after a policy change: ``projection/reproject.py``, enqueued here as
+``tasks.reproject`` (tasks import the room, not this module, so the two never import each other).
 """
 
 from __future__ import annotations
@@ -18,25 +21,24 @@ from django.utils import timezone
 
 import audit
 
-from .formats.registry import message_blocks
-from .guards import Refusals
-from .keys import data_key_for, decrypt_message
+from .ingest.body import ExchangeInput
+from .ingest.errors import IngestConflict
+from .ingest.guards import Refusals
+from .ingest.parse import exchange_parse
+from .ingest.pipeline import ingest_batch
 from .models import (
-    Block,
     Conversation,
     ConversationEvent,
     FieldPolicy,
     IdempotencyKey,
-    Message,
     Queue,
     ReprojectionJob,
     ServiceToken,
     ToolLink,
 )
-from .planning import ExchangeInput, IngestConflict, exchange_parse
-from .policies import field_policies, policies_changed
-from .projection import Policies, project_block
-from .writer import ingest_batch
+from .projection.policies import policies_changed
+from .projection.reproject import conversation_reproject, reprojection_run
+from .tasks import reproject
 
 __all__ = [
     "ExchangeInput",
@@ -48,10 +50,15 @@ __all__ = [
     "exchange_parse",
     "field_policy_delete",
     "field_policy_save",
+    "queue_create",
     "queue_grant",
     "reprojection_run",
     "service_token_create",
+    "service_token_revoke",
+    "service_token_update",
     "token_hash",
+    "tool_link_delete",
+    "tool_link_save",
 ]
 
 
@@ -230,46 +237,6 @@ def body_sha256(value: Any) -> str:
 
 
 @transaction.atomic
-def conversation_reproject(*, conversation_id: int, policies: Policies) -> int:
-    """Rebuild one conversation's Block rows from its verbatim store under ``policies``.
-
-    The messages are decrypted and parsed again by their format; the blocks are projected the
-    way ingest projects them (tool results resolved to their call's tool name). Returns the
-    number of blocks written. A conversation erased meanwhile is skipped (0).
-    """
-    conversation = Conversation.objects.select_for_update().filter(pk=conversation_id).first()
-    if conversation is None:
-        return 0
-    messages = list(
-        Message.objects.filter(conversation=conversation)
-        .order_by("sequence")
-        .values_list("pk", "sequence", "raw_ciphertext", "exchange__format")
-    )
-    if not messages:
-        return 0
-    key = data_key_for(conversation.pk)
-    tool_names: dict[str, str] = {}
-    rows: list[Block] = []
-    for pk, sequence, sealed, fmt in messages:
-        raw = decrypt_message(key, conversation.pk, sequence, sealed)
-        for position, block in enumerate(message_blocks(fmt, raw)):
-            if block.call_id and block.tool_name:
-                tool_names.setdefault(block.call_id, block.tool_name)
-            tool = tool_names.get(block.call_id or "")
-            rows.append(
-                Block(
-                    message_id=pk,
-                    conversation_id=conversation.pk,
-                    position=position,
-                    **project_block(block, policies, tool),
-                )
-            )
-    Block.objects.filter(conversation=conversation).delete()
-    Block.objects.bulk_create(rows)
-    return len(rows)
-
-
-@transaction.atomic
 def field_policy_save(*, policy: FieldPolicy, actor: Any = None) -> ReprojectionJob:
     """Save a policy and re-project every conversation under the new table (in the background).
     Audited in the same transaction."""
@@ -286,49 +253,10 @@ def field_policy_delete(*, policy: FieldPolicy, actor: Any = None) -> Reprojecti
 
 
 def _policies_changed(*, change: str, description: str, actor: Any) -> ReprojectionJob:
-    from .tasks import reproject  # tasks import services: imported here, at call time
-
     job = ReprojectionJob.objects.create(reason=f"policy {change}: {description}"[:300])
     transaction.on_commit(policies_changed)
     transaction.on_commit(lambda: reproject.delay(job.pk))
     audit.record("policy.changed", actor=actor, change=change, policy=description, job=job.pk)
-    return job
-
-
-def reprojection_run(*, job_id: int, chunk: int = 200) -> ReprojectionJob:
-    """Run (or resume) a re-projection job: every conversation, in id order, one transaction
-    each, the job's progress saved after each chunk. Idempotent: a job finished is left alone,
-    and a crashed one resumes after the last conversation it recorded."""
-    job = ReprojectionJob.objects.get(pk=job_id)
-    if job.status == ReprojectionJob.Status.COMPLETED:
-        return job
-    policies = field_policies(fresh=True)
-    job.status = ReprojectionJob.Status.RUNNING
-    job.total = Conversation.objects.count()
-    job.save(update_fields=["status", "total"])
-    try:
-        while True:
-            ids = list(
-                Conversation.objects.filter(pk__gt=job.last_conversation_id)
-                .order_by("pk")
-                .values_list("pk", flat=True)[:chunk]
-            )
-            if not ids:
-                break
-            for conversation_id in ids:
-                conversation_reproject(conversation_id=conversation_id, policies=policies)
-            job.done += len(ids)
-            job.last_conversation_id = ids[-1]
-            job.save(update_fields=["done", "last_conversation_id"])
-    except Exception as exc:
-        job.status = ReprojectionJob.Status.FAILED
-        job.error = f"{type(exc).__name__}: {exc}"[:2000]
-        job.save(update_fields=["status", "error"])
-        raise
-    job.status = ReprojectionJob.Status.COMPLETED
-    job.done = max(job.done, job.total)
-    job.finished_at = timezone.now()
-    job.save(update_fields=["status", "done", "finished_at"])
     return job
 
 

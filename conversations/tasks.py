@@ -1,10 +1,11 @@
-"""Celery tasks of the conversation store. Each takes ids and calls one service."""
+"""Celery tasks of the conversation store. Each takes ids and calls one service, imported from
+its room (never from ``services.py``, which enqueues these: no import cycle)."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from .services import reprojection_run
+from .projection.reproject import reprojection_run
 
 
 @shared_task(acks_late=True, soft_time_limit=3600, time_limit=3700)

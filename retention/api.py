@@ -95,7 +95,9 @@ class ReleaseInput(StrictSerializer):
 
 
 def _receipt(request: DeletionRequest) -> dict[str, Any] | None:
-    receipt = getattr(request, "receipt", None) if request.status == "completed" else None
+    if request.status != DeletionRequest.Status.COMPLETED:
+        return None
+    receipt = getattr(request, "receipt", None)
     if receipt is None:
         return None
     return {
@@ -113,7 +115,7 @@ def request_body(request: DeletionRequest) -> dict[str, Any]:
     sla = deletion_request_sla(request)
     blocked = (
         {"hold": request.blocked_by_id, "reason": request.blocked_reason}
-        if request.status == "blocked"
+        if request.status == DeletionRequest.Status.BLOCKED
         else None
     )
     return {

@@ -8,7 +8,7 @@ class RetentionConfig(AppConfig):
     def ready(self) -> None:
         # Exchanges for deleted conversations or customers are refused (410): conversations
         # never imports retention, so the tombstone check is handed to it here.
-        from conversations.guards import guard_register
+        from conversations.ingest.guards import guard_register
 
         from .services import tombstone_guard
 

@@ -23,6 +23,7 @@ from django.db.models import Model, QuerySet
 from django.db.models.sql import DeleteQuery
 from guardian.models import GroupObjectPermission, UserObjectPermission
 
+from conversations.keystore.routers import KEYS_DB
 from conversations.models import (
     Block,
     Conversation,
@@ -35,7 +36,6 @@ from conversations.models import (
     Message,
     ReviewGrant,
 )
-from conversations.routers import KEYS_DB
 
 from .models import RetentionClass
 

@@ -11,9 +11,9 @@ from django.apps import apps
 from django.db import connections, router
 from rest_framework.test import APIClient
 
-from conversations.keys import data_key_for, decrypt_message
+from conversations.keystore.keys import data_key_for, decrypt_message
 from conversations.models import Message
-from conversations.policies import policies_changed
+from conversations.projection.policies import policies_changed
 from conversations.services import service_token_create
 
 

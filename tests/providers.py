@@ -1,5 +1,5 @@
-"""The recorded provider payloads under tests/fixtures/providers (copied from ../shared, with their
-licence table in that folder's README), turned into ingest bodies.
+"""The recorded provider payloads under tests/fixtures/providers (with their sources and licence
+table in that folder's README), turned into ingest bodies.
 
 A recording becomes one or more ``Recorded`` exchanges: the request and response bodies as JSON
 text (VCR cassettes keep JSON re-serialised as YAML, so those are serialised once here), or the

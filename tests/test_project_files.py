@@ -69,10 +69,19 @@ def test_makefile_targets_of_the_readme_exist() -> None:
         assert re.search(rf"^{target}:", makefile, re.M), target
 
 
-def test_ci_runs_the_readme_test_command() -> None:
+def test_ci_runs_the_linters_the_type_checker_and_the_readme_test_command() -> None:
     ci = (ROOT / ".ci" / "run").read_text()
-    assert "make test" in ci
+    assert re.search(r"^make ci\b", ci, re.M)
     assert "pg_isready" in ci and "redis-cli" in ci
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^ci: lint typecheck test$", makefile, re.M)
+    lint = re.search(r"^lint:.*\n((?:\t.*\n)+)", makefile, re.M)
+    assert lint is not None
+    assert "ruff check ." in lint.group(1) and "ruff format --check ." in lint.group(1)
+    assert re.search(r"^typecheck:.*\n\t.*mypy \.", makefile, re.M)
+    for target in ("test", "test-fast"):
+        assert re.search(rf"^{target}:", makefile, re.M), target
+    assert '-m "not slow"' in makefile
 
 
 def test_deploy_checks_are_clean_under_production_settings() -> None:

@@ -1,7 +1,8 @@
 """Input and output serializers of the chat-backend API (DESIGN section 5).
 
 Fields are strict: a number is not a string, a string is not a number, unknown fields are refused.
-Provider bodies (request, response, stream) are kept exactly as sent: never trimmed.
+The ingest body has no serializer: ``ingest/body.py`` checks it and gives its schema, one
+definition for the API, ``manage.py ingest`` and the OpenAPI page.
 """
 
 from __future__ import annotations
@@ -20,13 +21,6 @@ class StrictCharField(serializers.CharField):
         return super().to_internal_value(data)
 
 
-class StrictIntegerField(serializers.IntegerField):
-    def to_internal_value(self, data: Any) -> int:
-        if isinstance(data, bool) or not isinstance(data, int):
-            self.fail("invalid")
-        return super().to_internal_value(data)
-
-
 class StrictSerializer(serializers.Serializer):
     """Refuses fields it does not know, naming the first one."""
 
@@ -40,31 +34,20 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-def _body(**kwargs: Any) -> StrictCharField:
-    return StrictCharField(trim_whitespace=False, allow_blank=False, **kwargs)
-
-
-class ExchangeInputSerializer(StrictSerializer):
-    """The body of ``POST /api/v1/exchanges``, for the OpenAPI schema. The checks themselves are
-    ``planning.exchange_input`` (shared with ``manage.py ingest``)."""
-
-    conversation = StrictCharField(min_length=1, max_length=200, trim_whitespace=False)
-    customer = StrictCharField(min_length=1, max_length=200, trim_whitespace=False)
-    format = StrictCharField(max_length=40)
-    request = _body(help_text="the provider request body exactly as sent, as a JSON string")
-    response = _body(required=False, help_text="the provider response body exactly as received")
-    stream = _body(required=False, help_text="or: the raw SSE text exactly as received")
-    started_at = serializers.DateTimeField(required=False)
-    latency_ms = StrictIntegerField(required=False, min_value=0, max_value=2**31 - 1)
-    labels = serializers.DictField(required=False, child=serializers.JSONField())
-
-
 class ExchangeOutputSerializer(serializers.Serializer):
-    conversation = serializers.CharField()
-    exchange = serializers.IntegerField()
-    sequences = serializers.ListField(child=serializers.IntegerField())
-    history_rewritten = serializers.BooleanField()
-    rewritten_at = serializers.IntegerField(allow_null=True)
+    conversation = serializers.CharField(help_text="the conversation id, as sent")
+    exchange = serializers.IntegerField(help_text="the stored exchange's id")
+    sequences = serializers.ListField(
+        child=serializers.IntegerField(),
+        help_text="the sequence numbers of the messages this exchange added (history matched to "
+        "what was stored is not added again)",
+    )
+    history_rewritten = serializers.BooleanField(
+        help_text="the history sent differs from what was stored (replay keeps the first)"
+    )
+    rewritten_at = serializers.IntegerField(
+        allow_null=True, help_text="the first differing position of the history, or null"
+    )
 
 
 class EventInputSerializer(StrictSerializer):
@@ -80,7 +63,11 @@ class EventOutputSerializer(serializers.Serializer):
 
 
 class ErrorSerializer(serializers.Serializer):
-    error = serializers.CharField()
-    detail = serializers.CharField()
-    field = serializers.CharField(allow_null=True)
-    at = serializers.CharField(allow_null=True)
+    error = serializers.CharField(help_text="a stable code, e.g. required, not_json, gone")
+    detail = serializers.CharField(help_text="what is wrong, for a person")
+    field = serializers.CharField(allow_null=True, help_text="the body field (or header) at fault")
+    at = serializers.CharField(
+        allow_null=True,
+        help_text="the JSON path: in the body ($.labels.queue), or, for a provider body, inside "
+        "that field's JSON ($.messages[0].content)",
+    )

@@ -5,16 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import HttpResponse
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..formats import FormatError
-from ..guards import Refused
+from ..formats.base import FORMAT_ERRORS
+from ..ingest import body
+from ..ingest.body import exchange_input
+from ..ingest.examples import EXAMPLES
+from ..ingest.guards import Refused
 from ..models import ServiceToken
-from ..planning import exchange_input
 from ..replay import envelope
 from ..selectors import conversation_by_external_id, conversation_message_raws
 from ..services import (
@@ -29,19 +32,74 @@ from .serializers import (
     ErrorSerializer,
     EventInputSerializer,
     EventOutputSerializer,
-    ExchangeInputSerializer,
     ExchangeOutputSerializer,
 )
 
 _ERRORS = {
-    400: ErrorSerializer,
-    401: ErrorSerializer,
-    404: ErrorSerializer,
-    409: ErrorSerializer,
-    413: ErrorSerializer,
+    400: OpenApiResponse(ErrorSerializer, description="bad input; nothing was stored"),
+    401: OpenApiResponse(
+        ErrorSerializer, description="no service token, or not a valid one (`not_authenticated`)"
+    ),
+    404: OpenApiResponse(
+        ErrorSerializer,
+        description="no such conversation (`not_found`): missing and forbidden look the same",
+    ),
 }
-# Refused by an ingest guard (guards.py): the conversation or its customer was deleted.
-_GONE = {410: ErrorSerializer}
+
+
+def _error_example(
+    name: str, code: str, detail: str, field: str, at: str | None = None
+) -> OpenApiExample:
+    return OpenApiExample(
+        name,
+        value={"error": code, "detail": detail, "field": field, "at": at or f"$.{field}"},
+        response_only=True,
+        status_codes=["400"],
+    )
+
+
+def _codes(codes: dict[str, str]) -> str:
+    return "\n".join(f"- `{code}`: {meaning}" for code, meaning in codes.items())
+
+
+# The ingest endpoint's errors, each described: the body's own codes come from its one definition
+# (ingest/body.py), so this page lists exactly what the checks raise.
+_INGEST_ERRORS = {
+    400: OpenApiResponse(
+        ErrorSerializer,
+        description="Bad input; nothing was stored. `field` names the body field, `at` the JSON "
+        "path. The body's own checks (`at` in the body, `$.labels.queue`):\n\n"
+        + _codes(body.ERRORS)
+        + "\n\nA provider body that does not fit its format (`field` is `request`, `response` "
+        "or `stream`, `at` the path inside it, `$.messages[0].content`):\n\n"
+        + _codes(FORMAT_ERRORS),
+        examples=[
+            _error_example("missing field", "required", "This field is required.", "customer"),
+            _error_example(
+                "provider body",
+                "missing",
+                "expected 'role' (string), but the key is missing",
+                "request",
+                "$.messages[0].role",
+            ),
+        ],
+    ),
+    401: _ERRORS[401],
+    409: OpenApiResponse(
+        ErrorSerializer,
+        description="The body contradicts what is stored: `customer_mismatch` (the conversation "
+        "belongs to another customer), `idempotency_key_reused` (the key came with another "
+        "body).",
+    ),
+    410: OpenApiResponse(
+        ErrorSerializer,
+        description="`gone`: the conversation or its customer was deleted (an ingest guard, "
+        "ingest/guards.py); the exchange is counted, not stored.",
+    ),
+    413: OpenApiResponse(
+        ErrorSerializer, description="`too_large`: the body is over INGEST_MAX_BODY_BYTES."
+    ),
+}
 
 
 def _conversation_or_404(external_id: str) -> Any:
@@ -55,12 +113,18 @@ class ExchangeCreateApi(APIView):
     token_scope = ServiceToken.Scope.INGEST
 
     @extend_schema(
-        request=ExchangeInputSerializer,
+        request={"application/json": body.json_schema()},
+        examples=[
+            OpenApiExample(fmt, value=example, request_only=True)
+            for fmt, example in EXAMPLES.items()
+        ],
         responses={
-            201: ExchangeOutputSerializer,
-            200: ExchangeOutputSerializer,
-            **_ERRORS,
-            **_GONE,
+            201: OpenApiResponse(ExchangeOutputSerializer, description="stored"),
+            200: OpenApiResponse(
+                ExchangeOutputSerializer,
+                description="a retry with the same Idempotency-Key and body: the first result",
+            ),
+            **_INGEST_ERRORS,
         },
         parameters=[
             OpenApiParameter(
@@ -73,8 +137,8 @@ class ExchangeCreateApi(APIView):
         summary="Store one provider exchange",
     )
     def post(self, request: Request) -> Response:
-        # The serializer documents the body (OpenAPI); planning.exchange_input checks it, the
-        # same rules as `manage.py ingest`, without per-request serializer machinery.
+        # One definition checks the body and documents it (ingest/body.py), the same rules as
+        # `manage.py ingest`, without per-request serializer machinery.
         try:
             data = exchange_input(request.data)
         except FormatError as exc:

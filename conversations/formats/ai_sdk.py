@@ -59,20 +59,27 @@ when the stream stopped is the raw input text). ``step-start`` gets no Block: it
 boundary, structural, with no content to show or hide, and an UNKNOWN block for it would sit on
 the admins' "to classify" list forever; its position stays in ``raw``. ``source-url``,
 ``source-document``, ``file`` and ``data-*`` are UNKNOWN until someone classifies them in
-``blocks.py`` (fail closed).
+``AiSdkUi.block_types`` (fail closed).
 
 Params: usage only where the backend put an AI SDK ``LanguageModelUsage`` under
 ``metadata.usage`` or ``metadata.totalUsage``; ``response_id`` is the message id; server tool
 counts are the new ``providerExecuted`` tool parts.
 
-To extend: a new part type is a line in ``blocks.py`` (its class) and, if AUDIT or VISIBLE needs
-fields, a branch in ``_part_block``. A new chunk type is a method of ``_Accumulator`` (with its
-field checks) and a line in ``_HANDLERS``; follow what ``processUIMessageStream`` does for it.
+To extend: a new part type is a line in ``AiSdkUi.block_types`` (its class) and, if AUDIT or
+VISIBLE needs fields, a branch in ``_part_block``. A new chunk type is a method of
+``_Accumulator`` (with its field checks) and a line in ``_HANDLERS``; follow what
+``processUIMessageStream`` does for it.
+
+One piece: the readers of the request and the response and the stream accumulator (which
+follows ``processUIMessageStream`` step by step, partial tool input included) share the part
+readers and must agree on every part shape; the module is the format, reviewed against the
+SDK's source as one file.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,8 +92,9 @@ from .base import (
     object_member_spans,
     opt_int,
 )
-from .registry import register
+from .registry import Format, register
 from .sse import iter_events
+from .traces import Trace, TraceKind, Withheld
 
 FORMAT = "ai-sdk.ui"
 _ROLES = ("system", "user", "assistant")
@@ -1024,6 +1032,25 @@ _HANDLERS = {
 # The format
 
 
+def _withheld_kind(meta: Any) -> Withheld:
+    """For the review: Anthropic through the AI SDK keeps ``redactedData`` for redacted thinking
+    and a ``signature`` for omitted thinking; OpenAI keeps ``reasoningEncryptedContent``."""
+    if not isinstance(meta, dict):
+        return Withheld.NO
+    keys = [
+        key.lower()
+        for entry in meta.values()
+        if isinstance(entry, dict)
+        for key, value in entry.items()
+        if value not in (None, "", {}, [])
+    ]
+    if any("redacted" in key for key in keys):
+        return Withheld.REDACTED
+    if any("signature" in key or "encrypted" in key for key in keys):
+        return Withheld.OMITTED
+    return Withheld.NO
+
+
 def _strict_json(text: str, *, fld: str, at: str) -> Any:
     """json.loads refusing NaN and Infinity as JavaScript does: the browser never sends them and
     ``compact()`` would write them back as invalid JSON."""
@@ -1039,38 +1066,28 @@ def _refuse_constants(text: str, *, fld: str) -> None:
 
 
 @register
-class AiSdkUi:
+class AiSdkUi(Format):
     name = FORMAT
+    block_types = {
+        BlockClass.VISIBLE: {"text"},
+        BlockClass.AUDIT: {"tool-*", "dynamic-tool"},
+        BlockClass.NEVER: {"reasoning"},
+    }
 
-    def parse(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
-        if not isinstance(request, str):
-            raise FormatError("expected the request body as a string", field="request")
-        if (response is None) == (stream is None):
-            raise FormatError(
-                "expected exactly one of response and stream",
-                field="response" if response is None else "stream",
-                code="missing" if response is None else "invalid",
-            )
-        try:
-            body, history, last = self._request(request)
-        except RecursionError:
-            raise FormatError("JSON nested too deep", field="request", code="too_deep") from None
+    def read(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
+        body, history, last = self._request(request)
         # useChat continues the last message when it is the assistant's (module docstring).
         continued = last if last is not None and last[1]["role"] == "assistant" else None
         params = Params()
         params.request_settings = {k: v for k, v in body.items() if k != "messages"}
         model = body.get("model")
         params.requested_model = model if isinstance(model, str) else None
-        out_field = "response" if response is not None else "stream"
-        try:
-            if response is not None:
-                output, value = self._response(response)
-            else:
-                assert stream is not None
-                base = json.loads(continued[0]) if continued is not None else None
-                output, value = self._stream(stream, base, params)
-        except RecursionError:
-            raise FormatError("JSON nested too deep", field=out_field, code="too_deep") from None
+        if response is not None:
+            output, value = self._response(response)
+        else:
+            assert stream is not None
+            base = json.loads(continued[0]) if continued is not None else None
+            output, value = self._stream(stream, base, params)
         message_id = value.get("id")
         params.response_id = message_id if isinstance(message_id, str) else None
         params.usage = _usage(value.get("metadata"))
@@ -1086,6 +1103,24 @@ class AiSdkUi:
     def message_blocks(self, raw: str) -> tuple[Block, ...]:
         """The blocks of one stored UIMessage."""
         return self._request('{"messages":[' + raw + "]}")[1][0].blocks
+
+    def reasoning(self, message: Any) -> Iterator[Trace]:
+        """``reasoning`` parts; an empty one whose ``providerMetadata`` carries a redaction
+        marker is "redacted by provider", one carrying only a signature or encrypted content is
+        "omitted by provider"."""
+        parts = message.get("parts") if isinstance(message, dict) else None
+        if not isinstance(parts, list):
+            return
+        for part in parts:
+            if not isinstance(part, dict) or part.get("type") != "reasoning":
+                continue
+            text = part.get("text")
+            if isinstance(text, str) and text:
+                yield Trace(TraceKind.REASONING_PART, text)
+                continue
+            withheld = _withheld_kind(part.get("providerMetadata"))
+            if withheld is not Withheld.NO:
+                yield Trace(TraceKind.REASONING_PART, withheld=withheld)
 
     def _request(
         self, text: str

@@ -27,7 +27,7 @@ partial string, and ``params.truncated`` is set.
 
 How to extend:
 
-- a new block type: classify it in ``blocks.py`` (``_TYPES["anthropic.messages"]``). An AUDIT type
+- a new block type: classify it in ``AnthropicMessages.block_types`` below. An AUDIT type
   whose name ends in ``tool_use`` is read as a call (``name``, ``id``, ``input``, and it may receive
   ``input_json_delta``); any other AUDIT type as a result (``tool_use_id``, ``content``,
   ``is_error``). NEVER and unknown types need nothing here: they carry no content.
@@ -35,13 +35,17 @@ How to extend:
   not listed there (nor ``input_json_delta``/``citations_delta``) are ignored.
 - a new stream event: add a method to ``_Stream`` and a row to ``_Stream.HANDLERS``. Events not
   listed are ignored.
+
+One piece: the request reader, the response reader and the stream accumulator read the same
+block shapes and must agree on every one of them; the module is the format, reviewed and
+extended as one file.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, classify
@@ -55,8 +59,9 @@ from .base import (
     opt_int,
     opt_str,
 )
-from .registry import register
+from .registry import Format, register
 from .sse import Event, iter_events
+from .traces import Trace, TraceKind, Withheld
 
 FORMAT = "anthropic.messages"
 
@@ -633,30 +638,55 @@ def _parse_stream(stream: str, params: Params) -> list[Message]:
 
 
 @register
-class AnthropicMessages:
+class AnthropicMessages(Format):
     name = FORMAT
+    block_types = {
+        BlockClass.VISIBLE: {"text"},
+        BlockClass.AUDIT: {
+            "tool_use",
+            "tool_result",
+            "server_tool_use",
+            "*_tool_result",
+            "mcp_tool_use",
+            "mcp_tool_result",
+        },
+        BlockClass.NEVER: {"thinking", "redacted_thinking"},
+    }
 
-    def parse(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
-        if (response is None) == (stream is None):
-            raise FormatError(
-                "give exactly one of response and stream",
-                field="response" if response is None else "stream",
-                code="missing" if response is None else "ambiguous",
-            )
-        expect(request, str, field="request", at="$")
+    def read(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
         _check_unicode(request, field="request")
         params = Params()
         history = _parse_request(request, params)
         if response is not None:
-            expect(response, str, field="response", at="$")
             _check_unicode(response, field="response")
             output = [_parse_response(response, params)]
         else:
-            text: str = expect(stream, str, field="stream", at="$")
-            _check_unicode(text, field="stream")
-            output = _parse_stream(text, params)
+            assert stream is not None
+            _check_unicode(stream, field="stream")
+            output = _parse_stream(stream, params)
         return ParsedExchange(history=history, output=output, params=params)
 
     def message_blocks(self, raw: str) -> tuple[Block, ...]:
         """The blocks of one stored message (an assistant turn is a valid request message)."""
         return _parse_request('{"messages":[' + raw + "]}", Params())[0].blocks
+
+    def reasoning(self, message: Any) -> Iterator[Trace]:
+        """``thinking`` blocks (their text: a summary on Claude 4 models, the full thinking on
+        Claude 3.7); an empty ``thinking`` with a signature is "omitted by provider";
+        ``redacted_thinking`` is "redacted by provider" (its ``data`` is encrypted, never
+        read)."""
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, list):
+            return  # a string content: plain text, no reasoning
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "redacted_thinking":
+                yield Trace(TraceKind.THINKING, withheld=Withheld.REDACTED)
+            elif kind == "thinking":
+                text = block.get("thinking")
+                if isinstance(text, str) and text:
+                    yield Trace(TraceKind.THINKING, text)
+                elif block.get("signature"):
+                    yield Trace(TraceKind.THINKING, withheld=Withheld.OMITTED)

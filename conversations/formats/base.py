@@ -27,6 +27,47 @@ class FormatError(ValueError):
         self.code = code
 
 
+# Every code a format raises, and what it means (the API's 400 response documents them;
+# ``tests/conversations/test_ingest_body.py`` fails when a format raises a code not listed here,
+# or one listed here is raised nowhere).
+FORMAT_ERRORS: dict[str, str] = {
+    "response_or_stream": "neither or both of response and stream",
+    "wrong_type": "a value of the wrong JSON type (a body that is not a string, an object where "
+    "an array belongs)",
+    "not_json": "a body (or a stream event's data) that is not valid JSON",
+    "too_deep": "JSON nested deeper than the decoder can read",
+    "missing": "a member the format requires is missing",
+    "empty": "a member that must not be empty is",
+    "invalid": "a value the format does not accept",
+    "bad_value": "a value outside the ones the format defines (a role, a type)",
+    "wrong_value": "a value outside the ones the format defines (a role)",
+    "invalid_role": "a message of a role the format does not allow there",
+    "bad_unicode": "a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape)",
+    "invalid_unicode": "a lone UTF-16 surrogate that UTF-8 cannot hold",
+    "provider_error": "the response is the provider's error, not an answer",
+    "truncated_stream": "the stream ends before the provider's end of message",
+    "out_of_order": "a stream event before the one that must open it",
+    "after_stop": "a stream event after the end of the message",
+    "duplicate_index": "a stream opens a content index that is already open",
+    "unknown_index": "a stream event for a content index no event opened",
+    "unknown_id": "a stream chunk for an id no chunk opened",
+    "block_stopped": "a stream event for a content block already closed",
+    "delta_mismatch": "a delta of a kind its block cannot take",
+    "unknown_format": "format names no registered format",
+}
+
+
+def check_output(response: str | None, stream: str | None) -> str:
+    """The body field that holds the output: exactly one of ``response`` and ``stream`` must be
+    given. The one check of it (the ingest body and every format's ``parse`` call this), with the
+    one code ``response_or_stream``."""
+    if (response is None) == (stream is None):
+        raise FormatError(
+            "give exactly one of response and stream", field="response", code="response_or_stream"
+        )
+    return "response" if response is not None else "stream"
+
+
 @dataclass(frozen=True, slots=True)
 class Span:
     value: Any

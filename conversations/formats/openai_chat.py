@@ -13,14 +13,20 @@ Blocks of one message, in this order: ``reasoning_content`` / ``reasoning`` (NEV
 block ``tool`` (call id and output).
 
 How to extend:
-- a new reasoning field of some provider: add it to ``_REASONING_KEYS`` (and classify its name as
-  NEVER in ``blocks.py``); a string delta of it is concatenated like ``content``.
+- a new reasoning field of some provider: add it to ``_REASONING_KEYS`` (NEVER in
+  ``OpenAIChat.block_types``, read by ``OpenAIChat.reasoning``); a string delta of it is
+  concatenated like ``content``.
 - a new delta key: string values are concatenated, arrays extended, other values replaced
   (``_merge``); give it its own branch in ``_Accumulator.delta`` only if that is wrong for it.
+
+One piece: the request reader, the response reader and the stream accumulator read the same
+block shapes and must agree on every one of them; the module is the format, reviewed and
+extended as one file.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
@@ -35,8 +41,9 @@ from .base import compact_checked as _serialise
 from .base import optional as _opt
 from .base import required as _req
 from .base import tool_arguments as _arguments
-from .registry import register
+from .registry import Format, register
 from .sse import Event, iter_events
+from .traces import Trace, TraceKind, Withheld
 
 FORMAT = "openai.chat"
 
@@ -447,30 +454,46 @@ def _parse_stream(text: Any, params: Params) -> list[Message]:
 
 
 @register
-class OpenAIChat:
+class OpenAIChat(Format):
     name = FORMAT
+    block_types = {
+        BlockClass.VISIBLE: {"content", "refusal"},
+        BlockClass.AUDIT: {"tool_calls", "tool"},
+        BlockClass.NEVER: {*_REASONING_KEYS},
+    }
 
-    def parse(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
-        if (response is None) == (stream is None):
-            raise FormatError(
-                "expected exactly one of response and stream",
-                field="response" if response is None else "stream",
-                code="missing" if response is None else "ambiguous",
-            )
-        try:
-            history, params = _parse_request(request)
-        except RecursionError:
-            raise FormatError("JSON nested too deep", field="request", code="too_deep") from None
-        field = "response" if response is not None else "stream"
-        try:
-            if response is not None:
-                output = _parse_response(response, params)
-            else:
-                output = _parse_stream(stream, params)
-        except RecursionError:
-            raise FormatError("JSON nested too deep", field=field, code="too_deep") from None
+    def read(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
+        history, params = _parse_request(request)
+        if response is not None:
+            output = _parse_response(response, params)
+        else:
+            output = _parse_stream(stream, params)
         return ParsedExchange(history=history, output=output, params=params)
 
     def message_blocks(self, raw: str) -> tuple[Block, ...]:
         """The blocks of one stored message (``choices[0].message`` is a valid request message)."""
         return _parse_request('{"model":"-","messages":[' + raw + "]}")[0][0].blocks
+
+    def reasoning(self, message: Any) -> Iterator[Trace]:
+        """``reasoning_content`` (DeepSeek), ``reasoning`` (OpenRouter) and OpenRouter's
+        ``reasoning_details`` (summary and text entries; an encrypted entry is "redacted by
+        provider")."""
+        if not isinstance(message, dict):
+            return
+        for key in _REASONING_KEYS:
+            text = message.get(key)
+            if isinstance(text, str) and text:
+                yield Trace(TraceKind.REASONING_CONTENT, text)
+        details = message.get("reasoning_details")
+        if not isinstance(details, list):
+            return
+        for entry in details:
+            if not isinstance(entry, dict):
+                continue
+            kind = entry.get("type")
+            if kind == "reasoning.summary" and isinstance(entry.get("summary"), str):
+                yield Trace(TraceKind.SUMMARY, entry["summary"])
+            elif kind == "reasoning.text" and isinstance(entry.get("text"), str):
+                yield Trace(TraceKind.REASONING_CONTENT, entry["text"])
+            elif kind == "reasoning.encrypted":
+                yield Trace(TraceKind.REASONING_CONTENT, withheld=Withheld.REDACTED)

@@ -14,17 +14,21 @@ type: ``reasoning`` is NEVER (``redacted`` when the provider sent only ``encrypt
 and a type nobody classified (``item_reference``, ``compaction``...) is UNKNOWN with no content.
 
 How to extend:
-- a new item type: classify its name in ``blocks.py`` (``_TYPES["openai.responses"]``). A new
+- a new item type: classify its name in ``OpenAIResponses.block_types``. A new
   ``*_call`` is AUDIT already; give it a branch in ``_item_blocks`` only if the generic reading
   (tool name from the type, input from ``action``) is wrong for it.
 - a new stream event: add ``"response.<name>": _Stream.<method>`` to ``_Stream.HANDLERS``. Events
   not in that table are ignored, so a new provider event never breaks ingest.
+
+One piece: the request reader, the response reader and the stream accumulator read the same
+block shapes and must agree on every one of them; the module is the format, reviewed and
+extended as one file.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
@@ -39,8 +43,9 @@ from .base import compact_checked as _serialise
 from .base import optional as _opt
 from .base import required as _req
 from .base import tool_arguments as _arguments
-from .registry import register
+from .registry import Format, register
 from .sse import Event, iter_events
+from .traces import Trace, TraceKind, Withheld
 
 FORMAT = "openai.responses"
 
@@ -641,28 +646,20 @@ def _parse_stream(text: Any, params: Params) -> list[Message]:
 
 
 @register
-class OpenAIResponses:
+class OpenAIResponses(Format):
     name = FORMAT
+    block_types = {
+        BlockClass.VISIBLE: {"message", "output_text", "refusal", "input_text"},
+        BlockClass.AUDIT: {"function_call", "function_call_output", "*_call", "*_call_output"},
+        BlockClass.NEVER: {"reasoning"},
+    }
 
-    def parse(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
-        if (response is None) == (stream is None):
-            raise FormatError(
-                "expected exactly one of response and stream",
-                field="response" if response is None else "stream",
-                code="missing" if response is None else "ambiguous",
-            )
-        try:
-            history, params, full = _parse_request(request)
-        except RecursionError:
-            raise FormatError("JSON nested too deep", field="request", code="too_deep") from None
-        field = "response" if response is not None else "stream"
-        try:
-            if response is not None:
-                output = _parse_response(response, params)
-            else:
-                output = _parse_stream(stream, params)
-        except RecursionError:
-            raise FormatError("JSON nested too deep", field=field, code="too_deep") from None
+    def read(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
+        history, params, full = _parse_request(request)
+        if response is not None:
+            output = _parse_response(response, params)
+        else:
+            output = _parse_stream(stream, params)
         return ParsedExchange(history=history, output=output, params=params, history_is_full=full)
 
     def message_blocks(self, raw: str) -> tuple[Block, ...]:
@@ -680,3 +677,31 @@ class OpenAIResponses:
         if isinstance(value, dict) and "status" in value:
             return {k: v for k, v in value.items() if k != "status"}
         return value
+
+    def reasoning(self, message: Any) -> Iterator[Trace]:
+        """A ``reasoning`` item: each ``summary_text`` part, each ``reasoning_text`` content
+        part; an item with neither is MISSING (the review may fetch its summary from the
+        provider, whose response items are read the same way)."""
+        if not isinstance(message, dict) or message.get("type") != "reasoning":
+            return
+        raw_id = message.get("id")
+        item_id = raw_id if isinstance(raw_id, str) else ""
+        found = False
+        for text in _part_texts(message.get("summary"), "summary_text"):
+            found = True
+            yield Trace(TraceKind.SUMMARY, text, item_id=item_id)
+        for text in _part_texts(message.get("content"), "reasoning_text"):
+            found = True
+            yield Trace(TraceKind.REASONING_TEXT, text, item_id=item_id)
+        if not found:
+            yield Trace(TraceKind.SUMMARY, withheld=Withheld.MISSING, item_id=item_id)
+
+
+def _part_texts(parts: Any, part_type: str) -> Iterator[str]:
+    if not isinstance(parts, list):
+        return
+    for part in parts:
+        if isinstance(part, dict) and part.get("type") == part_type:
+            text = part.get("text")
+            if isinstance(text, str) and text:
+                yield text

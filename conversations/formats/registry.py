@@ -1,29 +1,84 @@
-"""The one registry of provider formats.
+"""The one registry of provider formats, and what every format is.
 
-To add a format: write ``formats/<name>.py`` with a class that has a ``name`` and a ``parse``
-method returning a ``ParsedExchange``, decorate it with ``@register``, and import the module in
-``formats/__init__.py``. ``parse`` must raise ``FormatError`` (never anything else) for input
-that does not fit, and must never put NEVER content into a ``Block``.
+To add a format: write ``formats/<name>.py`` with a subclass of ``Format`` decorated with
+``@register``, and its tests. That is all: ``formats/__init__.py`` imports every module of the
+package, and the class declares everything the rest of the code asks of a format:
+
+- ``name``: the body's ``format`` value (``"anthropic.messages"``);
+- ``block_types``: its provider-native block types by class (``blocks.register_types`` checks
+  that nothing is both shown and hidden);
+- ``read``: one exchange parsed into a ``ParsedExchange`` (``parse`` runs the preamble every
+  format shares first, below). It raises ``FormatError`` (never anything else) for input that
+  does not fit, and never puts NEVER content into a ``Block``;
+- ``message_blocks``: the blocks of one stored message, parsed again (re-projection);
+- ``reasoning``: the reasoning of one stored message, as ``Trace`` values, for the review page
+  and nothing else (``reviews/reasoning.py`` is its one caller). A class without it cannot be
+  registered (an abstract method), and ``tests/conversations/formats/test_registry.py`` fails;
+- ``match_form`` (optional): what a client may leave out when it sends a message back.
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar
+import abc
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any, ClassVar, TypeVar
 
-from ..blocks import Block, ParsedExchange
-from .base import FormatError
+from ..blocks import Block, BlockClass, ParsedExchange, register_types
+from .base import FormatError, check_output, expect
+from .traces import Trace
 
 
-class Format(Protocol):
-    name: str
+def _too_deep(text: str) -> bool:
+    """The text nests deeper than the decoder can recurse into (only asked once parsing failed
+    with RecursionError, to name the body at fault)."""
+    try:
+        json.loads(text)
+    except RecursionError:
+        return True
+    except ValueError:
+        return False
+    return False
 
-    def parse(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
-        """Parse one exchange. Exactly one of ``response`` and ``stream`` is given."""
-        ...
 
+class Format(abc.ABC):
+    name: ClassVar[str]
+    block_types: ClassVar[Mapping[BlockClass, Iterable[str]]]
+
+    def parse(
+        self, *, request: str, response: str | None = None, stream: str | None = None
+    ) -> ParsedExchange:
+        """Parse one exchange. The preamble every format shares, written once: exactly one of
+        ``response`` and ``stream`` (``response_or_stream``), every body given a string
+        (``wrong_type``), and input nested past what the decoder can recurse into refused as
+        ``too_deep``, naming the body that is."""
+        output_field = check_output(response, stream)
+        expect(request, str, field="request", at="$")
+        expect(response if output_field == "response" else stream, str, field=output_field, at="$")
+        try:
+            return self.read(request=request, response=response, stream=stream)
+        except RecursionError:
+            field = "request" if _too_deep(request) else output_field
+            raise FormatError("JSON nested too deep", field=field, code="too_deep") from None
+
+    @abc.abstractmethod
+    def read(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
+        """Parse one exchange whose bodies passed the preamble: exactly one of ``response`` and
+        ``stream`` is given, and every body given is a string."""
+
+    @abc.abstractmethod
     def message_blocks(self, raw: str) -> tuple[Block, ...]:
         """The blocks of one stored message (history element or output message)."""
-        ...
+
+    @abc.abstractmethod
+    def reasoning(self, message: Any) -> Iterator[Trace]:
+        """The reasoning in one stored message (its parsed JSON), in order. Never raises on a
+        shape it does not expect (the message was checked at ingest): it skips it."""
+
+    def match_form(self, value: Any) -> Any:
+        """The form of a message object used to match a resent history against the stored one:
+        by default the whole value counts."""
+        return value
 
 
 def message_blocks(fmt: str, raw: str) -> tuple[Block, ...]:
@@ -32,27 +87,26 @@ def message_blocks(fmt: str, raw: str) -> tuple[Block, ...]:
 
 
 def match_form(fmt: str, value: Any) -> Any:
-    """The form of a message object used to match a resent history against the stored one.
-
-    A format may define ``match_form(value)`` to drop what a client legitimately leaves out when
-    it sends a message back (output-only fields such as an OpenAI item's ``status``); by default
-    the whole value counts.
-    """
-    hook = getattr(_FORMATS.get(fmt), "match_form", None)
-    return hook(value) if hook is not None else value
+    """The form of a message object used to match a resent history against the stored one (a
+    format drops what a client legitimately leaves out, such as an OpenAI item's ``status``)."""
+    found = _FORMATS.get(fmt)
+    return found.match_form(value) if found is not None else value
 
 
 _FORMATS: dict[str, Format] = {}
 
-F = TypeVar("F")
+F = TypeVar("F", bound=type[Format])
 
 
-def register(cls: type[F]) -> type[F]:
-    instance = cls()
-    name = instance.name  # type: ignore[attr-defined]
+def register(cls: F) -> F:
+    if not (isinstance(cls, type) and issubclass(cls, Format)):
+        raise TypeError(f"{cls!r} is not a Format")
+    instance = cls()  # TypeError here when an abstract method (a reader) is missing
+    name = instance.name
     if name in _FORMATS:
         raise AssertionError(f"format {name!r} registered twice")
-    _FORMATS[name] = instance  # type: ignore[assignment]
+    register_types(name, cls.block_types)
+    _FORMATS[name] = instance
     return cls
 
 

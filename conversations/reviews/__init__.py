@@ -25,7 +25,9 @@ read-time view for one person, for one conversation, for a stated purpose, never
   slip under the limit.
 
 Layout: ``grants.py`` (grants, the live check, the oversight lists), ``read.py`` (the read, its
-limits and alerts). Import from the package: ``from conversations.reviews import review_read``.
+limits and alerts), ``reasoning.py`` (the one way to the reasoning of a stored message),
+``provider.py`` (the HTTP client of the provider's retrieve endpoint). Import from the package:
+``from conversations.reviews import review_read``.
 
 The permission lives on the Conversation content type (guardian checks a permission against the
 object's own content type); it is registered by migration 0004 rather than in Conversation's

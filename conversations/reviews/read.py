@@ -22,12 +22,12 @@ import audit
 from audit.hashing import hmac_key
 from audit.selectors import AuditFilters, audit_events
 
-from .. import provider
-from ..keys import data_key_for, decrypt_message
+from ..keystore.keys import data_key_for, decrypt_message
 from ..models import Exchange, Message, ReviewAlert, ReviewGrant
-from ..reasoning import Trace, TraceKind, Withheld, openai_response_traces, reasoning_of
-from ..redaction import redact
+from ..projection.redaction import redact
+from . import provider
 from .grants import ReviewError, review_grant_live
+from .reasoning import Trace, TraceKind, Withheld, openai_response_traces, reasoning_of
 
 logger = logging.getLogger("conversations.reviews")
 

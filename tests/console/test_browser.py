@@ -28,8 +28,8 @@ from django.core.management import call_command
 from django.db.models import Exists, OuterRef
 
 from conversations.demo import demo_bodies
+from conversations.ingest.body import exchange_input
 from conversations.models import Block, Conversation, Exchange
-from conversations.planning import exchange_input
 from conversations.services import conversation_ingest_exchange, queue_grant
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -11,8 +11,9 @@ from django.test.utils import CaptureQueriesContext
 
 from audit.models import AuditEvent
 from conversations.demo import demo_bodies
-from conversations.planning import exchange_input, exchange_parse
-from conversations.writer import ingest_batch
+from conversations.ingest.body import exchange_input
+from conversations.ingest.parse import exchange_parse
+from conversations.ingest.pipeline import ingest_batch
 from tests.console.conftest import World, exchange, ingest
 
 pytestmark = pytest.mark.django_db(databases="__all__")

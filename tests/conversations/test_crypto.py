@@ -1,11 +1,11 @@
-"""Envelope encryption (crypto.py): keys bind to their conversation, values to their row and
-field; any flipped byte is detected."""
+"""Envelope encryption (keystore/crypto.py): keys bind to their conversation, values to their row
+and field; any flipped byte is detected."""
 
 from __future__ import annotations
 
 import pytest
 
-from conversations import crypto
+from conversations.keystore import crypto
 
 
 @pytest.fixture

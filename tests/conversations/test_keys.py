@@ -16,9 +16,14 @@ from django.db import connections
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from conversations import crypto
 from conversations.demo import demo_bodies
-from conversations.keys import KeyDestroyed, data_key_destroy, data_key_for, decrypt_message
+from conversations.keystore import crypto
+from conversations.keystore.keys import (
+    KeyDestroyed,
+    data_key_destroy,
+    data_key_for,
+    decrypt_message,
+)
 from conversations.models import Conversation, DataKey, Exchange, Message
 from conversations.replay import envelope
 from conversations.selectors import conversation_message_raws

@@ -5,12 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conversations.blocks import Block, BlockClass
-from conversations.projection import (
-    DISPLAY,
-    DROP,
-    IDENTIFIER,
-    RESTRICTED,
-    STATUS,
+from conversations.projection.classes import DISPLAY, DROP, IDENTIFIER, RESTRICTED, STATUS
+from conversations.projection.project import (
     Policies,
     Rule,
     project_block,
@@ -190,3 +186,12 @@ def test_hostile_depth_is_bounded() -> None:
         deep = {"nested": deep}
     row = project_block(call(output=deep), tool="t")
     assert "output:$" + ".nested" * 12 in row["fields"]["dropped"]
+
+
+def test_the_model_choices_are_the_storage_classes() -> None:
+    # One definition: the admin's choices are the classes the projection keeps and shows by.
+    from conversations.models import FieldPolicy
+    from conversations.projection.classes import LABELS, StorageClass
+
+    assert FieldPolicy.StorageClass.choices == [(c.value, LABELS[c]) for c in StorageClass]
+    assert FieldPolicy._meta.get_field("storage_class").choices == FieldPolicy.StorageClass.choices

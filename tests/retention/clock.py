@@ -37,7 +37,7 @@ from retention import registry
 from retention.models import Receipt
 from retention.services import receipt_verify
 from tests.conftest import database_url, raw_of
-from tests.retention.helpers import ingest
+from tests.factories import post_exchange
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 INTERVAL = 2  # CLOCK_INTERVAL_SECONDS of the subprocesses
@@ -203,9 +203,9 @@ def ingest_world(
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     for conversation, text in zip(conversations, texts, strict=True):
-        ingest(api, conversation, subject, text)
-        ingest(api, conversation, subject, text + "-again")
-    ingest(api, other[1], other[0], other[2])
+        post_exchange(api, conversation=conversation, customer=subject, text=text)
+        post_exchange(api, conversation=conversation, customer=subject, text=text + "-again")
+    post_exchange(api, conversation=other[1], customer=other[0], text=other[2])
 
 
 def assert_receipt_counts(receipt: Receipt, existed: dict[str, int]) -> None:

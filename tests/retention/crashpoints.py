@@ -2,7 +2,7 @@
 at the step named by ``CRASH_AT``, writes that step to the file ``CRASH_MARKER`` and sleeps there,
 for the test to SIGKILL the worker at exactly that point.
 
-The steps, in the order an execution reaches them (retention/services.py):
+The steps, in the order an execution reaches them (retention/services/execution.py):
 
 - ``claimed``: the request is claimed (committed: running, with a claim token);
 - ``customer_tombstoned``: the customer's tombstone is committed;
@@ -46,13 +46,17 @@ def _pause(step: str) -> None:
 
 
 def _after(
-    module: Any, name: str, step: str, when: Callable[..., bool], *, committed: bool
+    modules: list[Any], name: str, step: str, when: Callable[..., bool], *, committed: bool
 ) -> None:
-    """Wrap ``module.name``: pause after it returns when ``when(result, *args)`` holds; with
+    """Wrap ``name`` in every module that holds it (a helper is imported by several modules of
+    ``retention.services``): pause after it returns when ``when(result, *args)`` holds; with
     ``committed``, once the transaction it ran in has committed."""
     from django.db import transaction
 
-    original = getattr(module, name)
+    holders = [m for m in modules if hasattr(m, name)]
+    assert holders, name
+    original = getattr(holders[0], name)
+    assert all(getattr(m, name) is original for m in holders), name
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         result = original(*args, **kwargs)
@@ -63,24 +67,25 @@ def _after(
                 _pause(step)
         return result
 
-    setattr(module, name, wrapper)
+    for module in holders:
+        setattr(module, name, wrapper)
 
 
 @worker_ready.connect
 def _install(**_: Any) -> None:
-    from retention import services
     from retention.models import DeletionRequest, Tombstone
+    from retention.services import clock, erase, execution, receipts, tombstones
 
     step = os.environ["CRASH_AT"]
     assert step in STEPS, step
     points: dict[str, tuple[str, Callable[..., bool]]] = {
         "claimed": ("deletion_request_claim", lambda result, **_: result is not None),
         "customer_tombstoned": (
-            "_tombstone",
+            "tombstone_write",
             lambda result, kind, key_hash: kind == Tombstone.Kind.CUSTOMER,
         ),
         "key_destroyed": ("data_key_destroy", lambda result, conversation_id: result > 0),
-        "rows_deleted": ("_add_counts", lambda result, total, counts: True),
+        "rows_deleted": ("add_counts", lambda result, total, counts: True),
         "conversation_erased": ("conversation_erase", lambda result, *a, **kw: True),
         "verified": ("verification_scan", lambda result, **kw: True),
         "receipt_issued": (
@@ -89,4 +94,5 @@ def _install(**_: Any) -> None:
         ),
     }
     name, when = points[step]
-    _after(services, name, step, when, committed=step == "customer_tombstoned")
+    modules = [clock, erase, execution, receipts, tombstones]
+    _after(modules, name, step, when, committed=step == "customer_tombstoned")

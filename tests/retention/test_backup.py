@@ -13,12 +13,12 @@ import pytest
 from django.db import connections
 from psycopg import sql
 
-from conversations import crypto
-from conversations.keys import KeyDestroyed, data_key_for, decrypt_message
+from conversations.keystore import crypto
+from conversations.keystore.keys import KeyDestroyed, data_key_for, decrypt_message
 from conversations.models import Conversation
 from retention.services import conversation_erase
 from tests.dumps import pg_dump, pg_dump_binary
-from tests.retention.helpers import ingest
+from tests.factories import post_exchange
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
 
@@ -58,7 +58,7 @@ def test_a_restored_backup_cannot_be_read_for_an_erased_subject(api: Any) -> Non
         ("bk-gone", "cus-bk-gone", "MARKER-BACKUP-GONE-41c7"),
         ("bk-kept", "cus-bk-kept", "MARKER-BACKUP-KEPT-9e02"),
     ]:
-        ingest(api, conversation, customer, text)
+        post_exchange(api, conversation=conversation, customer=customer, text=text)
     gone = Conversation.objects.get(external_id="bk-gone")
     kept = Conversation.objects.get(external_id="bk-kept")
 

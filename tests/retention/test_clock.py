@@ -10,7 +10,7 @@ from console.celery import app
 from retention.models import DeletionRequest
 from retention.services import deletion_request_submit
 from retention.tasks import retention_tick
-from tests.retention.helpers import ingest
+from tests.factories import post_exchange
 
 
 def test_the_one_beat_entry_enqueues_the_tick() -> None:
@@ -28,7 +28,7 @@ def test_the_one_beat_entry_enqueues_the_tick() -> None:
 
 @pytest.mark.django_db
 def test_the_task_runs_one_tick(api: APIClient) -> None:
-    ingest(api, "conv-task", "cus-task", "MARK-T")
+    post_exchange(api, conversation="conv-task", customer="cus-task", text="MARK-T")
     request = deletion_request_submit(conversations=["conv-task"], reason="x")
     done = retention_tick.run()
     assert done["completed"] == 1

@@ -24,7 +24,6 @@ from tests.conftest import table_counts
 from tests.dumps import pg_dump, redis_dump
 from tests.retention.clock import (
     CONVERSATIONS,
-    INTERVAL,
     OTHER,
     POLL_SECONDS,
     SENT,
@@ -40,7 +39,9 @@ from tests.retention.clock import (
     wait_for,
 )
 
-pytestmark = pytest.mark.slow
+# Slow (real Celery processes), and one at a time: they share the clock's private Redis database
+# (one xdist group runs on one worker, in order).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("celery")]
 
 
 # --- Tests ------------------------------------------------------------------------------------
@@ -90,9 +91,9 @@ def test_a_request_completes_within_two_ticks_of_the_real_clock(
         time.sleep(0.05)
     elapsed = time.monotonic() - started
     print(f"completed {elapsed:.2f}s after submission; ticks received since: {len(after)}")
+    # Within two ticks of the beat, counted in ticks (the worker's log), not in seconds: a slow
+    # machine stretches the seconds, never the count.
     assert len(after) <= 2
-    # The same bound in time (a tick every INTERVAL seconds, plus the tick's own work).
-    assert elapsed <= 2 * INTERVAL + 3
 
     request.refresh_from_db()
     assert request.attempts == 1

@@ -18,7 +18,7 @@ from conversations.services import service_token_create
 from retention.models import DeletionRequest, LegalHold, Receipt
 from retention.services import retention_tick
 from tests.conftest import post_json, table_counts
-from tests.retention.helpers import ingest
+from tests.factories import post_exchange
 
 pytestmark = pytest.mark.django_db
 
@@ -38,10 +38,10 @@ def desk(db: Any) -> APIClient:
 
 @pytest.fixture
 def world(api: APIClient) -> None:
-    ingest(api, "conv-api-1", "cus-api", "MARK-API-1")
-    ingest(api, "conv-api-1", "cus-api", "MARK-API-1b")
-    ingest(api, "conv-api-2", "cus-api", "MARK-API-2")
-    ingest(api, "conv-api-other", "cus-other", "MARK-API-3")
+    post_exchange(api, conversation="conv-api-1", customer="cus-api", text="MARK-API-1")
+    post_exchange(api, conversation="conv-api-1", customer="cus-api", text="MARK-API-1b")
+    post_exchange(api, conversation="conv-api-2", customer="cus-api", text="MARK-API-2")
+    post_exchange(api, conversation="conv-api-other", customer="cus-other", text="MARK-API-3")
 
 
 def _submit(desk: APIClient, **body: Any) -> Any:

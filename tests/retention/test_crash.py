@@ -31,7 +31,9 @@ from tests.retention.clock import (
 )
 from tests.retention.crashpoints import STEPS
 
-pytestmark = pytest.mark.slow
+# Slow (real Celery processes), and one at a time: they share the clock's private Redis database
+# (one xdist group runs on one worker, in order).
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("celery")]
 
 STALE_SECONDS = 3  # RETENTION_CLAIM_STALE_SECONDS of the workers: a dead claim is retaken soon
 

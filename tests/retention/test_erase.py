@@ -12,23 +12,25 @@ from guardian.shortcuts import assign_perm
 from rest_framework.test import APIClient
 
 from audit.models import AuditEvent
-from conversations.keys import KeyDestroyed, data_key_for
+from conversations.ingest.body import exchange_input
+from conversations.ingest.parse import exchange_parse
+from conversations.ingest.pipeline import ingest_batch
+from conversations.keystore.keys import KeyDestroyed, data_key_for
+from conversations.keystore.routers import KEYS_DB
 from conversations.models import Conversation, DataKey, ReviewGrant
-from conversations.planning import exchange_input, exchange_parse
-from conversations.routers import KEYS_DB
 from conversations.services import conversation_record_event
-from conversations.writer import ingest_batch
 from retention.models import RetentionClass, Tombstone
 from retention.services import conversation_erase, deletion_request_submit, retention_tick
 from tests.conftest import post_json, table_counts
-from tests.retention.helpers import URL, exchange_body, ingest
+from tests.factories import EXCHANGES_URL as URL
+from tests.factories import ExchangeBodyFactory, post_exchange
 
 pytestmark = pytest.mark.django_db
 
 
 def _populate(api: APIClient, conversation: str, customer: str, marker: str) -> Conversation:
-    ingest(api, conversation, customer, marker)
-    body = exchange_body(conversation, customer, marker + "-2")
+    post_exchange(api, conversation=conversation, customer=customer, text=marker)
+    body = ExchangeBodyFactory(conversation=conversation, customer=customer, text=marker + "-2")
     response = post_json(api, URL, body, HTTP_IDEMPOTENCY_KEY=f"key-{conversation}")
     assert response.status_code == 201
     row = Conversation.objects.get(external_id=conversation)
@@ -96,7 +98,11 @@ def test_an_erased_conversation_is_404_and_a_late_exchange_410(api: APIClient) -
     assert api.get("/api/v1/conversations/conv-late/messages").status_code == 404
     before = table_counts()
 
-    response = post_json(api, URL, exchange_body("conv-late", "cus-other", "MARK-AGAIN"))
+    response = post_json(
+        api,
+        URL,
+        ExchangeBodyFactory(conversation="conv-late", customer="cus-other", text="MARK-AGAIN"),
+    )
 
     assert response.status_code == 410
     assert response.json() == {
@@ -121,7 +127,11 @@ def test_an_erased_customer_is_refused_for_a_new_conversation(api: APIClient) ->
     retention_tick()
     assert not Conversation.objects.filter(customer_external_id="cus-erased").exists()
 
-    response = post_json(api, URL, exchange_body("conv-brand-new", "cus-erased", "MARK-NEW"))
+    response = post_json(
+        api,
+        URL,
+        ExchangeBodyFactory(conversation="conv-brand-new", customer="cus-erased", text="MARK-NEW"),
+    )
 
     assert response.status_code == 410
     assert response.json()["field"] == "customer"
@@ -134,7 +144,9 @@ def test_a_batch_rejects_the_refused_lines_and_stores_the_others(api: APIClient)
     conversation_erase(row.pk)
     items = []
     for line, conversation in enumerate(["conv-batch-gone", "conv-batch-new"], start=1):
-        data = exchange_input(exchange_body(conversation, "cus-b", "MARK-X"))
+        data = exchange_input(
+            ExchangeBodyFactory(conversation=conversation, customer="cus-b", text="MARK-X")
+        )
         items.append((line, data, exchange_parse(data)))
 
     result = ingest_batch(items)

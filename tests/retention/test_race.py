@@ -1,6 +1,6 @@
 """An exchange racing an erasure: the ingest guards run once the conversation is locked
-(conversations/guards.py), so an exchange either commits before the erasure takes the lock (and
-is erased with the rest) or is refused with 410. Nothing of it survives either way.
+(conversations/ingest/guards.py), so an exchange either commits before the erasure takes the lock
+(and is erased with the rest) or is refused with 410. Nothing of it survives either way.
 
 Real concurrency: the API runs in a thread, the erasure in another, each on its own database
 session; a third session holds a lock to order them, and the test waits on pg_stat_activity
@@ -20,13 +20,14 @@ import pytest
 from django.db import connections
 from rest_framework.test import APIClient
 
+from conversations.keystore.routers import KEYS_DB
 from conversations.models import Conversation, DataKey, Message
-from conversations.routers import KEYS_DB
 from conversations.services import service_token_create
 from retention.models import DeletionRequest, Tombstone
 from retention.services import conversation_erase, deletion_request_submit
 from tests.conftest import post_json
-from tests.retention.helpers import URL, exchange_body, ingest
+from tests.factories import EXCHANGES_URL as URL
+from tests.factories import ExchangeBodyFactory, post_exchange
 
 pytestmark = [pytest.mark.django_db(transaction=True, databases="__all__")]
 
@@ -106,11 +107,11 @@ def test_an_exchange_waiting_on_the_conversation_when_the_tombstone_commits_is_r
     """The exchange reached the conversation's lock before the erasure committed its tombstone
     (a guard run before the lock would have let it through): it is refused, 410."""
     api = _api()
-    ingest(api, CONVERSATION, CUSTOMER, "MARK-RACE-1")
+    post_exchange(api, conversation=CONVERSATION, customer=CUSTOMER, text="MARK-RACE-1")
     pk = Conversation.objects.get(external_id=CONVERSATION).pk
     with _raw() as holder, _raw(autocommit=True) as watcher:
         holder.execute("SELECT 1 FROM conversations_conversation WHERE id = %s FOR UPDATE", [pk])
-        body = exchange_body(CONVERSATION, CUSTOMER, "MARK-RACE-2")
+        body = ExchangeBodyFactory(conversation=CONVERSATION, customer=CUSTOMER, text="MARK-RACE-2")
         with _thread(lambda: post_json(api, URL, body)) as posted:
             _wait_waiters(watcher, 1)  # the exchange, on the conversation's row
             with _thread(lambda: conversation_erase(pk)) as erased:
@@ -129,7 +130,7 @@ def test_an_exchange_arriving_while_the_erasure_holds_the_lock_does_not_revive_i
     arrives; once the erasure commits, the exchange's upsert would create the conversation anew:
     the guard, after the lock, refuses it."""
     api = _api()
-    ingest(api, CONVERSATION, CUSTOMER, "MARK-RACE-1")
+    post_exchange(api, conversation=CONVERSATION, customer=CUSTOMER, text="MARK-RACE-1")
     pk = Conversation.objects.get(external_id=CONVERSATION).pk
     request = deletion_request_submit(conversations=[CONVERSATION], reason="race")
     with _raw() as holder, _raw(autocommit=True) as watcher:
@@ -139,7 +140,9 @@ def test_an_exchange_arriving_while_the_erasure_holds_the_lock_does_not_revive_i
         )
         with _thread(lambda: conversation_erase(pk, request_id=request.pk)) as erased:
             _wait_waiters(watcher, 1)  # the erasure, its rows deleted, on the request row
-            body = exchange_body(CONVERSATION, CUSTOMER, "MARK-RACE-2")
+            body = ExchangeBodyFactory(
+                conversation=CONVERSATION, customer=CUSTOMER, text="MARK-RACE-2"
+            )
             with _thread(lambda: post_json(api, URL, body)) as posted:
                 _wait_waiters(watcher, 2)  # the exchange, on the conversation's row
                 holder.commit()
@@ -159,7 +162,7 @@ def test_a_new_conversation_in_flight_is_erased_with_its_customer() -> None:
     from retention.services import deletion_request_claim, deletion_request_execute
 
     api = _api()
-    ingest(api, CONVERSATION, CUSTOMER, "MARK-RACE-OLD")
+    post_exchange(api, conversation=CONVERSATION, customer=CUSTOMER, text="MARK-RACE-OLD")
     token = ServiceToken.objects.get(name="race")
     request = deletion_request_submit(customer=CUSTOMER, reason="race")
     with _raw() as holder, _raw(autocommit=True) as watcher:
@@ -170,7 +173,9 @@ def test_a_new_conversation_in_flight_is_erased_with_its_customer() -> None:
             " VALUES (%s, 'k-race', '', 201, '{}', now())",
             [token.pk],
         )
-        body = exchange_body("conv-race-new-5d1e", CUSTOMER, "MARK-RACE-NEW")
+        body = ExchangeBodyFactory(
+            conversation="conv-race-new-5d1e", customer=CUSTOMER, text="MARK-RACE-NEW"
+        )
         with _thread(lambda: post_json(api, URL, body, HTTP_IDEMPOTENCY_KEY="k-race")) as posted:
             _wait_waiters(watcher, 1)  # the exchange: its rows written, not committed
             claimed = deletion_request_claim()

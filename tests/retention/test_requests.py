@@ -25,7 +25,7 @@ from retention.services import (
     receipt_verify,
     retention_tick,
 )
-from tests.retention.helpers import ingest
+from tests.factories import post_exchange
 
 pytestmark = pytest.mark.django_db
 
@@ -40,7 +40,7 @@ def _row_text(request: DeletionRequest) -> str:
 
 
 def test_a_legal_hold_blocks_a_request_until_released(api: APIClient) -> None:
-    ingest(api, "conv-held", "cus-held", "MARK-HELD")
+    post_exchange(api, conversation="conv-held", customer="cus-held", text="MARK-HELD")
     hold = legal_hold_place(scope="subject", customer="cus-held", reason="litigation L-7")
     request = deletion_request_submit(customer="cus-held", reason="erasure request")
 
@@ -64,9 +64,9 @@ def test_a_legal_hold_blocks_a_request_until_released(api: APIClient) -> None:
 
 
 def test_the_receipt_counts_what_existed_and_its_hmac_verifies(api: APIClient) -> None:
-    ingest(api, "conv-r1", "cus-r", "MARK-R1")
-    ingest(api, "conv-r2", "cus-r", "MARK-R2")
-    ingest(api, "conv-other", "cus-other", "MARK-O")
+    post_exchange(api, conversation="conv-r1", customer="cus-r", text="MARK-R1")
+    post_exchange(api, conversation="conv-r2", customer="cus-r", text="MARK-R2")
+    post_exchange(api, conversation="conv-other", customer="cus-other", text="MARK-O")
     request = deletion_request_submit(customer="cus-r", reason="erasure request")
     assert request.preview["conversations.message"] == 4
     assert request.preview["conversations.datakey"] == 2
@@ -90,9 +90,9 @@ def test_the_receipt_counts_what_existed_and_its_hmac_verifies(api: APIClient) -
 
 
 def test_a_completed_request_holds_no_raw_id(api: APIClient) -> None:
-    ingest(api, "conv-raw-1", "cus-raw-subject", "MARK-RAW")
+    post_exchange(api, conversation="conv-raw-1", customer="cus-raw-subject", text="MARK-RAW")
     by_customer = deletion_request_submit(customer="cus-raw-subject", reason="erasure")
-    ingest(api, "conv-raw-2", "cus-raw-2", "MARK-RAW2")
+    post_exchange(api, conversation="conv-raw-2", customer="cus-raw-2", text="MARK-RAW2")
     by_conversation = deletion_request_submit(conversations=["conv-raw-2"], reason="erasure")
     assert "cus-raw-subject" in _row_text(by_customer)
 
@@ -108,7 +108,7 @@ def test_a_completed_request_holds_no_raw_id(api: APIClient) -> None:
 
 
 def test_a_request_due_later_waits(api: APIClient) -> None:
-    ingest(api, "conv-later", "cus-later", "MARK-L")
+    post_exchange(api, conversation="conv-later", customer="cus-later", text="MARK-L")
     due = datetime.now(UTC) + timedelta(days=3)
     request = deletion_request_submit(conversations=["conv-later"], reason="x", due=due)
     retention_tick()
@@ -118,7 +118,7 @@ def test_a_request_due_later_waits(api: APIClient) -> None:
 
 
 def test_a_stale_claim_is_reclaimed(api: APIClient, settings: Any) -> None:
-    ingest(api, "conv-stale", "cus-stale", "MARK-S")
+    post_exchange(api, conversation="conv-stale", customer="cus-stale", text="MARK-S")
     request = deletion_request_submit(conversations=["conv-stale"], reason="x")
     claimed = deletion_request_claim()  # ...and the worker dies
     assert claimed is not None and claimed.pk == request.pk
@@ -141,8 +141,8 @@ def test_retention_boundaries_one_second_either_side(
     days = 10
     if days_source == "default":
         settings.RETENTION_DEFAULT_DAYS = days
-    ingest(api, "conv-inside", "cus-1", "MARK-IN", queue="sales")
-    ingest(api, "conv-past", "cus-2", "MARK-PAST", queue="sales")
+    post_exchange(api, conversation="conv-inside", customer="cus-1", text="MARK-IN", queue="sales")
+    post_exchange(api, conversation="conv-past", customer="cus-2", text="MARK-PAST", queue="sales")
     if days_source == "queue":
         RetentionClass.objects.create(queue="sales", days=days)
     if days_source == "conversation":
@@ -171,9 +171,9 @@ def test_retention_across_a_daylight_saving_change(api: APIClient, settings: Any
     elapsed_start = now.astimezone(UTC) - timedelta(hours=48)
     wall_start = datetime(2026, 3, 28, 12, 0, tzinfo=paris)
     assert (now.astimezone(UTC) - wall_start.astimezone(UTC)) == timedelta(hours=47)
-    ingest(api, "conv-dst-in", "cus-1", "MARK-IN")
-    ingest(api, "conv-dst-past", "cus-2", "MARK-PAST")
-    ingest(api, "conv-dst-wall", "cus-3", "MARK-WALL")
+    post_exchange(api, conversation="conv-dst-in", customer="cus-1", text="MARK-IN")
+    post_exchange(api, conversation="conv-dst-past", customer="cus-2", text="MARK-PAST")
+    post_exchange(api, conversation="conv-dst-wall", customer="cus-3", text="MARK-WALL")
     _set_activity("conv-dst-in", elapsed_start + timedelta(seconds=1))
     _set_activity("conv-dst-past", elapsed_start - timedelta(seconds=1))
     _set_activity("conv-dst-wall", wall_start - timedelta(seconds=1))
@@ -185,8 +185,8 @@ def test_retention_across_a_daylight_saving_change(api: APIClient, settings: Any
 
 def test_retention_skips_held_conversations(api: APIClient, settings: Any) -> None:
     settings.RETENTION_DEFAULT_DAYS = 1
-    ingest(api, "conv-q-held", "cus-1", "MARK-Q", queue="legal")
-    ingest(api, "conv-free", "cus-2", "MARK-F", queue="sales")
+    post_exchange(api, conversation="conv-q-held", customer="cus-1", text="MARK-Q", queue="legal")
+    post_exchange(api, conversation="conv-free", customer="cus-2", text="MARK-F", queue="sales")
     old = datetime.now(UTC) - timedelta(days=5)
     _set_activity("conv-q-held", old)
     _set_activity("conv-free", old)
@@ -200,7 +200,7 @@ def test_retention_skips_held_conversations(api: APIClient, settings: Any) -> No
 
 
 def test_the_commands(api: APIClient) -> None:
-    ingest(api, "conv-cmd", "cus-cmd", "MARK-CMD")
+    post_exchange(api, conversation="conv-cmd", customer="cus-cmd", text="MARK-CMD")
     out = StringIO()
     call_command("deletion_request", "--customer", "cus-cmd", "--reason", "ticket 42", stdout=out)
     request = DeletionRequest.objects.get(pk=int(out.getvalue()))
@@ -244,7 +244,7 @@ def test_two_ticks_at_once_execute_a_request_once(transactional_db: Any) -> None
     api = APIClient()
     api.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     for i in range(6):
-        ingest(api, f"conv-race-{i}", "cus-race", f"MARK-{i}")
+        post_exchange(api, conversation=f"conv-race-{i}", customer="cus-race", text=f"MARK-{i}")
     request = deletion_request_submit(customer="cus-race", reason="erasure")
     barrier = threading.Barrier(2)
     errors: list[BaseException] = []
@@ -276,15 +276,15 @@ def test_two_ticks_at_once_execute_a_request_once(transactional_db: Any) -> None
 def test_a_failing_execution_is_retried_then_failed(
     api: APIClient, settings: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import retention.services
+    from retention.services import execution
 
-    ingest(api, "conv-fail", "cus-fail", "MARK-FAIL")
+    post_exchange(api, conversation="conv-fail", customer="cus-fail", text="MARK-FAIL")
     request = deletion_request_submit(conversations=["conv-fail"], reason="x")
 
     def broken(conversation_id: int, **kw: Any) -> Any:
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(retention.services, "conversation_erase", broken)
+    monkeypatch.setattr(execution, "conversation_erase", broken)
     stale = timedelta(seconds=settings.RETENTION_CLAIM_STALE_SECONDS + 1)
     now = datetime.now(UTC)
     retention_tick(now=now)
@@ -296,9 +296,9 @@ def test_a_failing_execution_is_retried_then_failed(
     request.refresh_from_db()
     assert (request.status, request.attempts) == ("completed", 2)
 
-    ingest(api, "conv-fail-2", "cus-fail", "MARK-FAIL")
+    post_exchange(api, conversation="conv-fail-2", customer="cus-fail", text="MARK-FAIL")
     request = deletion_request_submit(conversations=["conv-fail-2"], reason="x")
-    monkeypatch.setattr(retention.services, "conversation_erase", broken)
+    monkeypatch.setattr(execution, "conversation_erase", broken)
     for i in range(settings.RETENTION_MAX_ATTEMPTS):
         retention_tick(now=now + stale * (i + 1))
     request.refresh_from_db()
@@ -309,7 +309,7 @@ def test_a_failing_execution_is_retried_then_failed(
 def test_the_verification_scan_finds_what_is_left(api: APIClient) -> None:
     from retention.services import verification_scan
 
-    ingest(api, "conv-left", "cus-left", "MARK-LEFT")
+    post_exchange(api, conversation="conv-left", customer="cus-left", text="MARK-LEFT")
     pk = Conversation.objects.get(external_id="conv-left").pk
     result = verification_scan(
         conversation_ids=[pk], external_ids=["conv-left"], subject="cus-left"
@@ -321,7 +321,7 @@ def test_the_verification_scan_finds_what_is_left(api: APIClient) -> None:
 
 
 def test_the_audit_chain_verifies_after_an_erasure(api: APIClient) -> None:
-    ingest(api, "conv-chain", "cus-chain", "MARK-CHAIN")
+    post_exchange(api, conversation="conv-chain", customer="cus-chain", text="MARK-CHAIN")
     deletion_request_submit(customer="cus-chain", reason="erasure")
     retention_tick()
     call_command("verify_audit", stdout=StringIO())  # raises (non-zero exit) on a break
@@ -332,7 +332,7 @@ def test_the_audit_chain_verifies_after_an_erasure(api: APIClient) -> None:
 
 
 def test_a_second_tick_does_nothing_twice(api: APIClient) -> None:
-    ingest(api, "conv-twice", "cus-twice", "MARK-TWICE")
+    post_exchange(api, conversation="conv-twice", customer="cus-twice", text="MARK-TWICE")
     request = deletion_request_submit(customer="cus-twice", reason="erasure")
     first = retention_tick()
     events = AuditEvent.objects.count()

@@ -9,22 +9,17 @@ which is a real HTTP server on loopback (``fake_provider.py``).
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
-from django.core.management import call_command
 from django.utils import timezone
 
 from conversations.models import Conversation, ReviewGrant
-from conversations.planning import exchange_input
 from conversations.reviews import review_grant_create
-from conversations.services import conversation_ingest_exchange, queue_grant
+from tests.factories import ConversationFactory, ExchangeBodyFactory, UserFactory, roles
 
 # Shown on the review page (after a purpose), nowhere else.
 SHOWN = {
@@ -59,14 +54,9 @@ def compact(value: Any) -> str:
 
 
 def _body(name: str, fmt: str, request: Any, response: Any) -> dict[str, Any]:
-    return {
-        "conversation": name,
-        "customer": f"cus-{name}",
-        "format": fmt,
-        "request": compact(request),
-        "response": compact(response),
-        "labels": {"queue": "billing"},
-    }
+    return ExchangeBodyFactory(
+        conversation=name, format=fmt, request=compact(request), response=compact(response)
+    )
 
 
 def anthropic_body(name: str = "rv-anthropic") -> dict[str, Any]:
@@ -235,8 +225,7 @@ def ai_sdk_body(name: str = "rv-aisdk") -> dict[str, Any]:
 
 
 def ingest(body: dict[str, Any]) -> Conversation:
-    conversation_ingest_exchange(data=exchange_input(body))
-    return Conversation.objects.get(external_id=body["conversation"])
+    return ConversationFactory(body=body)
 
 
 @dataclass
@@ -262,26 +251,24 @@ class World:
 
 
 def make_world() -> World:
-    call_command("setup_roles", stdout=io.StringIO())
-    User = get_user_model()
-    users: dict[str, Any] = {}
+    roles()
 
-    def make(name: str, group: str | None, **extra: Any) -> Any:
-        user = User.objects.create_user(name, password=PASSWORD, **extra)
-        if group:
-            user.groups.add(Group.objects.get(name=group))
-        if group in ("support_agent", "reviewer"):
-            queue_grant(principal=user, queue_name="billing")
-        users[name] = user
-        return user
+    def user(name: str, group: str | None = None, **extra: Any) -> Any:
+        queues = ["billing"] if group in ("support_agent", "reviewer") else []
+        groups = [group] if group else []
+        return UserFactory(
+            username=name, raw_password=PASSWORD, groups=groups, queues=queues, **extra
+        )
 
-    make("agent", "support_agent")
-    make("reviewer", "reviewer")
-    make("other_reviewer", "reviewer")
-    make("compliance", "compliance")
-    make("admin", "admin", is_staff=True)
-    make("superuser", None, is_staff=True, is_superuser=True)
-    make("inactive", "reviewer")
+    users = {
+        "agent": user("agent", "support_agent"),
+        "reviewer": user("reviewer", "reviewer"),
+        "other_reviewer": user("other_reviewer", "reviewer"),
+        "compliance": user("compliance", "compliance"),
+        "admin": user("admin", "admin", is_staff=True),
+        "superuser": user("superuser", is_staff=True, is_superuser=True),
+        "inactive": user("inactive", "reviewer"),
+    }
     world = World(users)
     world.conversations = {
         "anthropic": ingest(anthropic_body()),

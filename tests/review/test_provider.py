@@ -12,8 +12,8 @@ import pytest
 from django.test import Client
 
 from audit.models import AuditEvent
-from conversations.provider import ProviderError, openai_client, openai_response_retrieve
 from conversations.reviews import MAX_FETCHES
+from conversations.reviews.provider import ProviderError, openai_client, openai_response_retrieve
 from tests.review.conftest import (
     HIDDEN,
     PII,
@@ -167,7 +167,7 @@ def test_the_client_refuses_ids_it_would_have_to_escape(settings: Any) -> None:
 
 
 def test_the_client_caps_the_body(provider: FakeOpenAI, monkeypatch: Any) -> None:
-    monkeypatch.setattr("conversations.provider.MAX_BODY_BYTES", 100)
+    monkeypatch.setattr("conversations.reviews.provider.MAX_BODY_BYTES", 100)
     provider.routes["/v1/responses/resp_big"] = Route(200, b'{"a": "' + b"x" * 500 + b'"}')
     with openai_client() as client, pytest.raises(ProviderError, match="larger than expected"):
         openai_response_retrieve(client, "resp_big")

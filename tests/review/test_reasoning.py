@@ -1,4 +1,5 @@
-"""The reader of reasoning in stored messages (conversations/reasoning.py): pure, no database."""
+"""The reader of reasoning in stored messages (conversations/reviews/reasoning.py and each
+format's reader): pure, no database."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from conversations.reasoning import (
+from conversations.reviews.reasoning import (
     Trace,
     TraceKind,
     Withheld,

@@ -2,7 +2,7 @@
 
 Every line is checked exactly as the API checks a body; a bad line is reported with its line
 number, field and JSON path, and skipped (nothing of it is stored). Good lines are written in
-batches (``conversations.writer``: one transaction and one COPY per table per batch).
+batches (``conversations.ingest.pipeline``: one transaction and one COPY per table per batch).
 
 ``--workers N``: N processes parse and write at once, each on its own database connections. Each
 conversation goes to one worker (by a hash of its id), so its exchanges are stored in file order,
@@ -30,8 +30,9 @@ from tqdm import tqdm
 from conversations.api.errors import ApiError
 from conversations.api.parsers import decode_json_body
 from conversations.formats import FormatError
-from conversations.planning import ExchangeInput, exchange_input, exchange_parse
-from conversations.writer import ingest_batch
+from conversations.ingest.body import ExchangeInput, exchange_input
+from conversations.ingest.parse import exchange_parse
+from conversations.ingest.pipeline import ingest_batch
 
 CHUNK_LINES = 256  # lines sent to a worker at a time
 INBOX_CHUNKS = 8  # chunks a worker may have waiting

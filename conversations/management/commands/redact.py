@@ -19,7 +19,7 @@ from typing import Any, TextIO
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from conversations.redaction import (
+from conversations.projection.redaction import (
     Finding,
     UnknownDetectorError,
     apply_findings,

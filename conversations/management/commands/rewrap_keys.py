@@ -11,8 +11,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from conversations.crypto import DecryptionError
-from conversations.keys import data_keys_rewrap, master_keys
+from conversations.keystore.crypto import DecryptionError
+from conversations.keystore.keys import data_keys_rewrap, master_keys
 
 
 class Command(BaseCommand):

@@ -10,8 +10,8 @@ from django.db import transaction
 from tqdm import tqdm
 
 from conversations.demo import demo_bodies
+from conversations.ingest.body import exchange_input
 from conversations.models import Conversation, FieldPolicy, ToolLink
-from conversations.planning import exchange_input
 from conversations.services import conversation_ingest_exchange, field_policy_save
 
 

@@ -1228,15 +1228,6 @@ def test_bad_stream(stream: str, at: str, code: str) -> None:
     assert err.value.detail
 
 
-def test_exactly_one_of_response_and_stream() -> None:
-    with pytest.raises(FormatError) as err:
-        PARSER.parse(request=MIN_REQUEST, response=None, stream=None)
-    assert (err.value.field, err.value.code) == ("response", "missing")
-    with pytest.raises(FormatError) as err:
-        PARSER.parse(request=MIN_REQUEST, response=RESPONSE, stream=STREAM)
-    assert err.value.field == "stream"
-
-
 # -------------------------------------------------------------------------------------------
 # Hypothesis: anything in any position raises FormatError or parses
 

@@ -921,15 +921,6 @@ def test_bad_input(
     assert exc.value.detail
 
 
-def test_exactly_one_of_response_and_stream() -> None:
-    with pytest.raises(FormatError) as exc:
-        parse(MIN_REQUEST)
-    assert (exc.value.field, exc.value.code) == ("response", "missing")
-    with pytest.raises(FormatError) as exc:
-        parse(MIN_REQUEST, OK_RESPONSE, sse(chunk({}, "stop")))
-    assert exc.value.code == "ambiguous"
-
-
 # --- random input -------------------------------------------------------------------------------
 
 json_values = st.recursive(

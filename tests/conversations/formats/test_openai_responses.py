@@ -1260,15 +1260,6 @@ def test_bad_input(
     assert exc.value.detail
 
 
-def test_exactly_one_of_response_and_stream() -> None:
-    with pytest.raises(FormatError) as exc:
-        parse(MIN_REQUEST)
-    assert (exc.value.field, exc.value.code) == ("response", "missing")
-    with pytest.raises(FormatError) as exc:
-        parse(MIN_REQUEST, OK_RESPONSE, OK_STREAM)
-    assert exc.value.code == "ambiguous"
-
-
 def test_non_string_bodies() -> None:
     with pytest.raises(FormatError) as exc:
         get(FMT).parse(request=None, response=OK_RESPONSE, stream=None)  # type: ignore[arg-type]

@@ -1,18 +1,9 @@
 """The one projection: from a parsed Block to what a human surface may show (DESIGN section 4).
 
-Every page, API and export reads Block rows; Block rows are written only from ``project_block``,
-and read for a person only through ``view_fields``. What a tool's input or result keeps is decided
-field by field, by storage class:
-
-===============  ==========================  =================================================
-class            kept in the projection      shown
-===============  ==========================  =================================================
-``identifier``   the value                   yes (linked to the source system if configured)
-``status``       the value                   yes
-``display``      the value, redacted         yes
-``restricted``   the value, redacted         only with ``view_restricted_fields``
-``drop``         nothing: ``[not kept]``     no (read it back from the source system)
-===============  ==========================  =================================================
+Every page, API and export reads Block rows; Block rows are written only from ``project_blocks``
+(one message's blocks, tool results named from their calls by ``ToolNames``), and read for a
+person only through ``view_fields``. What a tool's input or result keeps is decided field by
+field, by storage class (``classes.py``: the classes, what each keeps and who sees it).
 
 A field is addressed by tool name (or ``*``), block type (or ``*``), side (``input`` or
 ``output``) and a JSON path with ``[*]`` for array items (``$.items[*].sku``). A policy on an
@@ -20,9 +11,6 @@ object applies to everything below it that has no policy of its own. Defaults fa
 with no policy is dropped unless its key is ``id``, ends in ``_id``/``Id`` (identifier) or is
 ``status`` (status); the tool name, call id and ``is_error`` are columns of their own. Visible
 text is always redacted.
-
-To add a storage class: add it to ``CLASSES`` and to ``_keep`` below, and say in ``view_fields``
-who sees it.
 
 NEVER and UNKNOWN blocks project to their type and the provider's redaction flag, nothing more.
 """
@@ -35,15 +23,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .blocks import Block, BlockClass
+from ..blocks import Block, BlockClass
+from .classes import DROP, IDENTIFIER, REDACTED, RESTRICTED, default_class
 from .redaction import redact
 
-IDENTIFIER = "identifier"
-STATUS = "status"
-DISPLAY = "display"
-RESTRICTED = "restricted"
-DROP = "drop"
-CLASSES = (IDENTIFIER, STATUS, DISPLAY, RESTRICTED, DROP)
 SIDES = ("input", "output")
 
 # How far into a tool payload the projection walks, so a hostile payload cannot make it work
@@ -64,14 +47,6 @@ def clean_text(value: str) -> str:
     if "\x00" in value:
         value = value.replace("\x00", "\ufffd")
     return _SURROGATES.sub("\ufffd", value)
-
-
-def default_class(key: str) -> str:
-    if key == "status":
-        return STATUS
-    if key == "id" or key.endswith("_id") or key.endswith("Id"):
-        return IDENTIFIER
-    return DROP
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +165,7 @@ def _keep(cls: str, value: Any) -> Any:
         return _DROPPED
     if isinstance(value, str):
         value = clean_text(value[:MAX_VALUE_CHARS])
-        return redact(value) if cls in (DISPLAY, RESTRICTED) else value
+        return redact(value) if cls in REDACTED else value
     return value  # numbers and booleans carry nothing to redact
 
 
@@ -238,6 +213,58 @@ def project_block(
     else:  # NEVER and UNKNOWN: the type and the provider's redaction flag, nothing else
         row["redacted"] = block.redacted
     return row
+
+
+class ToolNames:
+    """The tool name of each call seen so far in one conversation, by call id: a tool result
+    names only its call, and policies are per tool. Fed in message order, so every surface names
+    a result the same way: from its call in an earlier block (of this message or one before it),
+    or from ``known`` (the calls already stored, for ingest)."""
+
+    __slots__ = ("_names",)
+
+    def __init__(self, known: Mapping[str, str] | None = None) -> None:
+        self._names: dict[str, str] = dict(known or {})
+
+    def see(self, block: Block) -> str | None:
+        """Learn the block's call (when it names its tool); the tool its call id names."""
+        call_id = block.call_id
+        if block.cls is not BlockClass.AUDIT or not call_id:
+            return None
+        if block.tool_name:
+            self._names.setdefault(call_id, block.tool_name)
+        return self._names.get(call_id)
+
+    def learn_stored(self, call_id: str, tool_name: str) -> None:
+        """A call stored before (ingest reads them from the Block rows)."""
+        self._names.setdefault(call_id, tool_name)
+
+    def learn(self, blocks: Iterable[Block]) -> None:
+        """The calls of a message that is not projected (the preview walks earlier ones)."""
+        for block in blocks:
+            self.see(block)
+
+
+def unresolved_calls(messages: Iterable[Iterable[Block]]) -> set[str]:
+    """The call ids of tool results that no earlier block of these messages names: what ingest
+    looks up among the calls already stored, in one query, before projecting."""
+    names = ToolNames()
+    missing: set[str] = set()
+    for blocks in messages:
+        for block in blocks:
+            if block.cls is BlockClass.AUDIT and block.call_id and names.see(block) is None:
+                missing.add(block.call_id)
+    return missing
+
+
+def project_blocks(
+    blocks: Iterable[Block], policies: Policies, names: ToolNames
+) -> list[dict[str, Any]]:
+    """The Block rows (column values) of one message, in position order: THE projection. Ingest,
+    re-projection and the policy preview all call it, message by message in sequence order with
+    one ``ToolNames`` per conversation, so a conversation projects the same whichever of them
+    wrote its rows."""
+    return [project_block(block, policies, names.see(block)) for block in blocks]
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,8 +20,8 @@ from django.conf import settings
 from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
+from ..models import DataKey
 from . import crypto
-from .models import DataKey
 from .routers import KEYS_DB
 
 

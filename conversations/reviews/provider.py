@@ -7,7 +7,7 @@ on the body size. Every failure is a ``ProviderError`` whose message is written 
 and never quotes the provider's body (which may hold the very content that must not be logged).
 
 To add a provider: a function taking the response id and returning the parsed body, raising
-``ProviderError`` for anything else; the caller (``reviews.py``) decides which exchanges need it.
+``ProviderError`` for anything else; the caller (``read.py``) decides which exchanges need it.
 """
 
 from __future__ import annotations

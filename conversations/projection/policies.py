@@ -14,8 +14,8 @@ import uuid
 
 from django.core.cache import cache
 
-from .models import FieldPolicy, ToolLink
-from .projection import Policies, Rule
+from ..models import FieldPolicy, ToolLink
+from .project import Policies, Rule
 
 _VERSION_KEY = "conversations:field-policies:version"
 _local = threading.local()

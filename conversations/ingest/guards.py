@@ -3,12 +3,12 @@
 A guard is a function taking a batch of ``(conversation_external_id, customer_external_id)``
 pairs and returning the ``Refused`` of those it turns away, by position: one lookup per batch,
 whatever its size. A guard has no side effect; what a refusal leaves behind (a counter, an audit
-row) is its ``Refused.record``, which the writer runs in a transaction of its own once the
+row) is its ``Refused.record``, which the pipeline runs in a transaction of its own once the
 refused exchange's transaction has rolled back. Guards are registered by other apps at start-up
 (the retention app registers its tombstone check in ``RetentionConfig.ready``), so this app never
 imports them. To add one: ``guard_register(fn)`` in an app's ``ready()``.
 
-The writer (``writer.ingest_batch``) runs the guards *after* it has locked the batch's
+The pipeline (``pipeline.ingest_batch``) runs the guards *after* it has locked the batch's
 conversations, in the same transaction: an erasure commits its tombstone before it locks the
 conversation, so either the guard sees the tombstone, or the exchange commits first and the
 erasure, waiting on the lock, deletes it with the rest.
@@ -28,14 +28,14 @@ from collections.abc import Callable, Mapping, Sequence
 
 from django.db import connection, transaction
 
-from .planning import IngestConflict
+from .errors import IngestConflict
 
 # pg_advisory_xact_lock(namespace, key) of the ingest lock: b"ingt" and 1.
 _INGEST_LOCK = (0x696E6774, 1)
 
 
 def ingest_lock_shared() -> None:
-    """Hold the ingest lock shared until the current transaction ends (the writer's)."""
+    """Hold the ingest lock shared until the current transaction ends (the pipeline's)."""
     with connection.cursor() as cur:
         cur.execute("SELECT pg_advisory_xact_lock_shared(%s, %s)", list(_INGEST_LOCK))
 
@@ -70,7 +70,7 @@ class Refused(IngestConflict):
 
 
 class Refusals(Exception):
-    """Raised by the writer, out of its transaction, when a guard refused exchanges of the
+    """Raised by the pipeline, out of its transaction, when a guard refused exchanges of the
     batch (by position): nothing of the batch was stored. ``record()`` then keeps what the
     refusals leave behind, each in its own transaction."""
 

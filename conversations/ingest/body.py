@@ -1,0 +1,307 @@
+"""The ingest body: one definition that both checks a ``POST /api/v1/exchanges`` body and
+documents it (DESIGN section 5).
+
+``FIELDS`` is the definition: each field's JSON type, bounds, description and example. From it,
+``exchange_input(body)`` checks a body field by field (the API and ``manage.py ingest`` call it:
+one set of rules, and no per-request serializer machinery on the hot path,
+``bench/ingest_bulk.py``), and ``json_schema()`` is what the OpenAPI page shows (with one example
+body per format, ``examples.py``). The one rule JSON Schema cannot say (labels fit in 4 KB) is
+checked here too and named in its description. Every error the checks raise has its code in
+``ERRORS`` (the 400 response documents them); ``tests/conversations/test_ingest_body.py`` fails
+when the schema, its examples, its error codes and the checks disagree.
+
+To add a body field: a ``Field`` in ``FIELDS`` (``kind`` says how it is checked and shown), a
+member of ``ExchangeInput``, and a case in the test; a field of a new kind gets a function that
+checks it (like ``_labels``) and a branch in ``_schema``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from .. import formats
+from ..formats.base import FormatError, check_output
+
+MAX_ID_CHARS = 200
+MAX_FORMAT_CHARS = 40
+MAX_QUEUE_CHARS = 100
+MAX_LABELS_CHARS = 4096
+MAX_LATENCY_MS = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class ExchangeInput:
+    """One ``POST /api/v1/exchanges`` body, checked for shape (not yet parsed)."""
+
+    conversation: str
+    customer: str
+    format: str
+    request: str
+    response: str | None = None
+    stream: str | None = None
+    started_at: datetime | None = None
+    latency_ms: int | None = None
+    labels: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    """One member of the body. ``kind``: ``text`` (a non-blank string), ``format`` (the name of a
+    registered format), ``timestamp`` (RFC 3339, or null), ``integer`` (or null), ``labels`` (an
+    object, or null)."""
+
+    name: str
+    kind: str
+    description: str
+    required: bool = False
+    max_length: int | None = None
+    maximum: int | None = None
+    example: Any = None
+
+
+FIELDS: tuple[Field, ...] = (
+    Field(
+        "conversation",
+        "text",
+        "The chat backend's id of the conversation. Exchanges with the same id are one "
+        "conversation; its history is stored once.",
+        required=True,
+        max_length=MAX_ID_CHARS,
+        example="c-1",
+    ),
+    Field(
+        "customer",
+        "text",
+        "The data subject's id in the chat backend. A conversation belongs to one customer "
+        "(another customer for a stored conversation: 409).",
+        required=True,
+        max_length=MAX_ID_CHARS,
+        example="u-9",
+    ),
+    Field(
+        "format",
+        "format",
+        "The provider format of ``request`` and ``response``/``stream``.",
+        required=True,
+        max_length=MAX_FORMAT_CHARS,
+        example="anthropic.messages",
+    ),
+    Field(
+        "request",
+        "text",
+        "The provider request body exactly as sent, as a JSON string (for ``ai-sdk.ui``: the "
+        'chat request the browser sent, ``{"messages": [UIMessage...]}``). Kept byte for byte.',
+        required=True,
+    ),
+    Field(
+        "response",
+        "text",
+        "The provider response body exactly as received, as a JSON string (for ``ai-sdk.ui``: "
+        "the assistant UIMessage). Give exactly one of ``response`` and ``stream``.",
+    ),
+    Field(
+        "stream",
+        "text",
+        "Or: the raw SSE text of a streamed response, exactly as received. Give exactly one of "
+        "``response`` and ``stream``.",
+    ),
+    Field(
+        "started_at",
+        "timestamp",
+        "When the provider call started (RFC 3339; without an offset: UTC). The conversation's "
+        "activity is when its exchanges happened.",
+        example="2026-11-29T10:00:00Z",
+    ),
+    Field(
+        "latency_ms",
+        "integer",
+        "How long the provider call took, in milliseconds.",
+        maximum=MAX_LATENCY_MS,
+        example=1234,
+    ),
+    Field(
+        "labels",
+        "labels",
+        "Free labels of the exchange (at most 4 KB as JSON). ``queue`` names the team queue the "
+        "conversation belongs to (1 to 100 characters).",
+        example={"queue": "billing"},
+    ),
+)
+_BY_NAME = {f.name: f for f in FIELDS}
+assert set(_BY_NAME) == set(ExchangeInput.__dataclass_fields__), "FIELDS and ExchangeInput"
+
+# Every code a check below raises, and what it means: the documentation of the 400 response.
+ERRORS: dict[str, str] = {
+    "invalid": "the body is not a JSON object, or a field has the wrong JSON type or form",
+    "unknown_field": "a field this body does not define",
+    "required": "a required field is missing",
+    "null": "a field that must be a string is null",
+    "blank": "a string field is empty",
+    "max_length": "a string is longer than the field allows",
+    "min_value": "a number is below the field's minimum",
+    "max_value": "a number is above the field's maximum",
+    "not_a_dict": "labels is not an object",
+    "too_large": "labels take more than 4 KB as JSON",
+    "unknown_format": "format names no registered format",
+    "response_or_stream": "neither or both of response and stream",
+}
+
+
+def _fail(code: str, detail: str, name: str, at: str | None = None) -> FormatError:
+    return FormatError(detail, field=name, at=at or f"$.{name}", code=code)
+
+
+def _text(f: Field, body: dict[str, Any]) -> str | None:
+    value = body.get(f.name)
+    if value is None:
+        if f.name not in body:
+            if f.required:
+                raise _fail("required", "This field is required.", f.name)
+            return None
+        raise _fail("null", "This field may not be null.", f.name)
+    if not isinstance(value, str):
+        raise _fail("invalid", "Not a valid string.", f.name)
+    if not value:
+        raise _fail("blank", "This field may not be blank.", f.name)
+    if f.max_length is not None and len(value) > f.max_length:
+        raise _fail(
+            "max_length",
+            f"Ensure this field has no more than {f.max_length} characters.",
+            f.name,
+        )
+    return value
+
+
+def _timestamp(f: Field, value: Any) -> datetime | None:
+    if value is None:
+        return None
+    at = parse_datetime(value) if isinstance(value, str) else None
+    if at is None:
+        raise _fail("invalid", "expected an RFC 3339 timestamp, e.g. 2026-11-29T10:00:00Z", f.name)
+    return timezone.make_aware(at, UTC) if timezone.is_naive(at) else at
+
+
+def _integer(f: Field, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _fail("invalid", "A valid integer is required.", f.name)
+    if value < 0:
+        raise _fail("min_value", f"expected 0 to {f.maximum} milliseconds", f.name)
+    if f.maximum is not None and value > f.maximum:
+        raise _fail("max_value", f"expected 0 to {f.maximum} milliseconds", f.name)
+    return value
+
+
+def _labels(f: Field, value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _fail("not_a_dict", "Expected a dictionary of items.", f.name)
+    queue = value.get("queue")
+    if queue is not None and (not isinstance(queue, str) or not 0 < len(queue) <= MAX_QUEUE_CHARS):
+        raise _fail(
+            "invalid",
+            f"must be a string of 1 to {MAX_QUEUE_CHARS} characters",
+            f.name,
+            "$.labels.queue",
+        )
+    if len(json.dumps(value, ensure_ascii=False)) > MAX_LABELS_CHARS:
+        raise _fail("too_large", "labels are limited to 4 KB", f.name)
+    return value
+
+
+def exchange_input(body: Any) -> ExchangeInput:
+    """An ingest body (parsed JSON) checked field by field, or a FormatError naming the field
+    and its JSON path (``$.<field>``), with a code of ``ERRORS``. The strings are checked first,
+    in the order of ``FIELDS``, then that exactly one of response and stream is given, then the
+    rest."""
+    if not isinstance(body, dict):
+        raise FormatError("expected a JSON object", field="body", code="invalid")
+    for key in body:
+        if key not in _BY_NAME:
+            raise _fail("unknown_field", "unknown field", key)
+    texts = {f.name: _text(f, body) for f in FIELDS if f.kind in ("text", "format")}
+    try:
+        check_output(texts["response"], texts["stream"])
+    except FormatError as exc:
+        raise _fail(exc.code, exc.detail, "response") from None
+    fmt = texts["format"]
+    if fmt not in formats.names():
+        raise _fail(
+            "unknown_format",
+            f"unknown format {fmt!r}; known: {', '.join(formats.names())}",
+            "format",
+        )
+    values: dict[str, Any] = dict(texts)
+    values["started_at"] = _timestamp(_BY_NAME["started_at"], body.get("started_at"))
+    values["latency_ms"] = _integer(_BY_NAME["latency_ms"], body.get("latency_ms"))
+    values["labels"] = _labels(_BY_NAME["labels"], body.get("labels"))
+    return ExchangeInput(**values)
+
+
+def queue_of(labels: dict[str, Any]) -> str:
+    """The queue a body's labels name ("" for none)."""
+    queue = labels.get("queue")
+    return queue[:MAX_QUEUE_CHARS] if isinstance(queue, str) else ""
+
+
+# --- the documentation ------------------------------------------------------------------------
+
+
+def _schema(f: Field) -> dict[str, Any]:
+    out: dict[str, Any] = {"description": f.description}
+    if f.kind in ("text", "format"):
+        out.update(type="string", minLength=1)
+        if f.max_length is not None:
+            out["maxLength"] = f.max_length
+        if f.kind == "format":
+            out["enum"] = formats.names()
+    elif f.kind == "timestamp":
+        out.update(type="string", format="date-time", nullable=True)
+    elif f.kind == "integer":
+        out.update(type="integer", minimum=0, nullable=True)
+        if f.maximum is not None:
+            out["maximum"] = f.maximum
+    elif f.kind == "labels":
+        out.update(
+            type="object",
+            nullable=True,
+            properties={
+                "queue": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": MAX_QUEUE_CHARS,
+                    "description": "the team queue of the conversation",
+                }
+            },
+        )
+    else:  # pragma: no cover (a new kind must say how it is shown)
+        raise AssertionError(f"no schema for kind {f.kind!r}")
+    if f.example is not None:
+        out["example"] = f.example
+    return out
+
+
+def json_schema() -> dict[str, Any]:
+    """The body's schema as the OpenAPI page shows it (OpenAPI 3.0: JSON Schema with
+    ``nullable``), built from ``FIELDS``."""
+    return {
+        "type": "object",
+        "description": "One provider call: the request exactly as sent and the response (or the "
+        "raw SSE stream) exactly as received. Bad input of any kind is a 400 naming the field "
+        "and its JSON path, and nothing is stored.",
+        "properties": {f.name: _schema(f) for f in FIELDS},
+        "required": [f.name for f in FIELDS if f.required],
+        "additionalProperties": False,
+        "oneOf": [
+            {"required": ["response"], "not": {"required": ["stream"]}},
+            {"required": ["stream"], "not": {"required": ["response"]}},
+        ],
+    }

@@ -1,0 +1,194 @@
+"""Stage 2 of ingest: the history sent matched against the history stored (pure, no database).
+
+The transcript is append-only. For each exchange of a batch, in order, against what the
+conversation holds (``ConversationState``: read by ``store.lock_conversations``, updated here as
+the batch's earlier exchanges add messages): which messages are new, where the history sent
+first differs from the stored one (``history_rewritten``), and which stored message stops being
+current. Nothing is written here; later stages project, encrypt and store what this decides.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ..blocks import BlockClass, Message, ParsedExchange
+from ..replay import canonical_sha256, raw_sha256
+from .body import ExchangeInput
+from .errors import IngestConflict
+
+# (line number, checked body, parsed exchange): one item of a batch.
+Item = tuple[int, ExchangeInput, ParsedExchange]
+
+
+@dataclass(slots=True)
+class PlannedMessage:
+    message: Message
+    sha256: str
+    canonical_sha256: str
+    from_response: bool
+    superseded: bool = False
+
+
+@dataclass(slots=True)
+class ExchangePlan:
+    new_messages: list[PlannedMessage]
+    rewritten_at: int | None
+    tool_call_count: int
+    supersede_current: int | None = None  # index into the current messages to mark superseded
+
+
+def exchange_plan(
+    fmt: str, parsed: ParsedExchange, current: Sequence[tuple[str, str]]
+) -> ExchangePlan:
+    """Which messages are new, and where (if anywhere) the history sent differs from the stored.
+
+    ``current`` holds the (raw, canonical) hashes of the conversation's current messages, in
+    order. The history element at position i matches the current message i when their bytes are
+    equal (the usual case, checked first because it is cheap) or their canonical forms are;
+    elements past the current length are new. The first position that differs (or a history
+    shorter than the current one) is reported as rewritten; replay keeps returning what was
+    first received. When the request carries only new items (``history_is_full`` False: OpenAI
+    ``previous_response_id``), every item is new. When the answer is a later version of the
+    history's last message (``output_supersedes_last``), that message stays stored but stops
+    being current.
+    """
+
+    def planned(m: Message, from_response: bool) -> PlannedMessage:
+        return PlannedMessage(m, raw_sha256(m.raw), canonical_sha256(m.raw, fmt), from_response)
+
+    new: list[PlannedMessage] = []
+    rewritten_at: int | None = None
+    # A message the answer continues was updated by the client on purpose (a tool result added
+    # in place): its differing from the stored version is the protocol, not a rewrite.
+    continued = len(parsed.history) - 1 if parsed.output_supersedes_last else None
+    if parsed.history_is_full:
+        for i, message in enumerate(parsed.history):
+            if i < len(current):
+                if (
+                    rewritten_at is None
+                    and i != continued
+                    and raw_sha256(message.raw) != current[i][0]
+                    and canonical_sha256(message.raw, fmt) != current[i][1]
+                ):
+                    rewritten_at = i
+                continue
+            new.append(planned(message, False))
+        if rewritten_at is None and len(parsed.history) < len(current):
+            rewritten_at = len(parsed.history)
+    else:
+        new.extend(planned(m, False) for m in parsed.history)
+    supersede_current: int | None = None
+    if parsed.output_supersedes_last and parsed.history and parsed.output:
+        if new:  # the superseded message arrives in this very exchange
+            new[-1].superseded = True
+        elif parsed.history_is_full and len(parsed.history) <= len(current):
+            supersede_current = len(parsed.history) - 1
+    new.extend(planned(m, True) for m in parsed.output)
+    tool_calls = sum(
+        1
+        for m in parsed.output
+        for b in m.blocks
+        if b.cls is BlockClass.AUDIT and b.tool_name is not None
+    )
+    return ExchangePlan(new, rewritten_at, tool_calls, supersede_current)
+
+
+@dataclass(slots=True)
+class ConversationState:
+    """What matching needs of one conversation, kept up to date as the batch is planned."""
+
+    pk: int
+    customer: str
+    exchanges_before: int = 0  # exchanges stored before this batch
+    count: int = 0  # messages stored, superseded ones included: the next sequence number
+    # The current (not superseded) messages in order: (raw, canonical) hashes, and for each its
+    # row id when stored before this batch, or its plan when it arrives in this batch.
+    current: list[tuple[str, str]] = field(default_factory=list)
+    current_rows: list[int | PlannedMessage] = field(default_factory=list)
+    messages: int = 0  # added by this batch
+    exchanges: int = 0  # added by this batch
+    tool_calls: int = 0  # added by this batch
+    activity: datetime | None = None  # the latest started_at of this batch's exchanges
+    truncated: bool = False  # any exchange of this batch was so flagged
+    refusal: bool = False
+    rewritten: bool = False
+
+    def stored(self, row_id: int, hashes: tuple[str, str], *, superseded: bool) -> None:
+        """One message stored before this batch, in sequence order."""
+        self.count += 1
+        if not superseded:
+            self.current.append(hashes)
+            self.current_rows.append(row_id)
+
+    def supersede(self, index: int) -> int | None:
+        """Stop current message ``index`` being current; its row id when stored before."""
+        del self.current[index]
+        row = self.current_rows.pop(index)
+        if isinstance(row, int):
+            return row
+        row.superseded = True  # not written yet: it is stored superseded
+        return None
+
+    def add(self, messages: Sequence[PlannedMessage]) -> int:
+        """Append an exchange's new messages; returns the sequence number of the first."""
+        first = self.count
+        self.count += len(messages)
+        self.messages += len(messages)
+        self.exchanges += 1
+        for pm in messages:
+            if not pm.superseded:
+                self.current.append((pm.sha256, pm.canonical_sha256))
+                self.current_rows.append(pm)
+        return first
+
+
+@dataclass(slots=True)
+class Planned:
+    """One exchange of the batch, matched: what the next stages project, encrypt and store."""
+
+    line: int
+    data: ExchangeInput
+    parsed: ParsedExchange
+    conversation: ConversationState
+    ordinal: int  # 1 for the conversation's first exchange
+    first: int  # sequence number of its first new message
+    plan: ExchangePlan
+
+
+def plan_batch(
+    items: Sequence[Item], conversations: dict[str, ConversationState]
+) -> tuple[list[Planned], list[int], list[tuple[int, IngestConflict]]]:
+    """Match every exchange in order, each against what the ones before it left: the planned
+    exchanges, the ids of stored messages they supersede, and the refused lines."""
+    planned: list[Planned] = []
+    superseded: list[int] = []
+    rejected: list[tuple[int, IngestConflict]] = []
+    for line, data, parsed in items:
+        conversation = conversations[data.conversation]
+        if conversation.customer != data.customer:
+            conflict = IngestConflict(
+                "this conversation belongs to another customer",
+                field="customer",
+                code="customer_mismatch",
+            )
+            rejected.append((line, conflict))
+            continue
+        plan = exchange_plan(data.format, parsed, conversation.current)
+        if plan.supersede_current is not None:
+            stored_id = conversation.supersede(plan.supersede_current)
+            if stored_id is not None:
+                superseded.append(stored_id)
+        first = conversation.add(plan.new_messages)
+        conversation.tool_calls += plan.tool_call_count
+        conversation.truncated |= parsed.params.truncated
+        conversation.refusal |= parsed.params.refusal
+        conversation.rewritten |= plan.rewritten_at is not None
+        if data.started_at is not None and (
+            conversation.activity is None or data.started_at > conversation.activity
+        ):
+            conversation.activity = data.started_at
+        ordinal = conversation.exchanges_before + conversation.exchanges
+        planned.append(Planned(line, data, parsed, conversation, ordinal, first, plan))
+    return planned, superseded, rejected
