@@ -102,9 +102,7 @@ def legal_hold_release(*, hold: LegalHold | int, reason: str, actor: Any = None)
     changes nothing."""
     if not reason.strip():
         raise DeletionInvalid("releasing a legal hold states its reason", field="reason")
-    hold = LegalHold.objects.select_for_update().get(
-        pk=hold if isinstance(hold, int) else hold.pk
-    )
+    hold = LegalHold.objects.select_for_update().get(pk=hold if isinstance(hold, int) else hold.pk)
     if hold.released_at is not None:
         return hold
     hold.released_at = timezone.now()
