@@ -637,7 +637,6 @@ class _Accumulator:
         self.tools = _ById()  # both
         self.data_by_key: dict[tuple[str, str], dict[str, Any]] = {}
         self.step_start = -1  # position of the last step-start part
-        self.step_static = 0  # tool-<name> parts after it
         for position, part in enumerate(self.parts):
             self._index(part, position)
         self._resume_partial_calls()
@@ -650,13 +649,12 @@ class _Accumulator:
         if not isinstance(ptype, str):
             return
         if ptype == "step-start":
-            self.step_start, self.step_static = position, 0
+            self.step_start = position
         call_id = part.get("toolCallId")
         if isinstance(call_id, str):
             if ptype.startswith("tool-"):
                 self.static.add(call_id, position)
                 self.tools.add(call_id, position)
-                self.step_static += 1
             elif ptype == "dynamic-tool":
                 self.dynamic.add(call_id, position)
                 self.tools.add(call_id, position)

@@ -810,6 +810,7 @@ def ai_sdk(seed: int) -> Generated:
     add = chunks.append
     base: dict[str, Any] | None = None
     pending: list[str] = []  # tool calls of earlier parts that may receive an output
+    used: list[str] = []  # every tool call id so far
     streaming_base: str | None = None
     if g.chance(0.25):
         # A continuation: the request's last message is an assistant message the stream goes on.
@@ -901,7 +902,7 @@ def ai_sdk(seed: int) -> Generated:
                 else:
                     open_text.append(pid)
             elif kind == "tool":
-                ended_streaming = _tool_flow(g, add, pending)
+                ended_streaming = _tool_flow(g, add, pending, used)
                 if ended_streaming:
                     break
             elif kind == "source-url":
@@ -984,9 +985,14 @@ def ai_sdk(seed: int) -> Generated:
     return Generated("ai-sdk.ui", seed, text, byte_cuts(g, text), request=request, base=base)
 
 
-def _tool_flow(g: Gen, add: Callable[[dict[str, Any]], None], pending: list[str]) -> bool:
-    """One tool call's chunks; True when the stream ends with its input still streaming."""
-    call_id = g.ident("call_")
+def _tool_flow(
+    g: Gen, add: Callable[[dict[str, Any]], None], pending: list[str], used: list[str]
+) -> bool:
+    """One tool call's chunks; True when the stream ends with its input still streaming. Now
+    and then a call reuses an earlier call's id: the SDK finds a stream's tool part in the
+    current step, an output's in the current step and then anywhere."""
+    call_id = g.pick(used) if used and g.chance(0.15) else g.ident("call_")
+    used.append(call_id)
     name = g.pick(["getWeather", "lookupOrder", "web_search", "apply_patch"])
     dynamic = g.chance(0.25)
     common: dict[str, Any] = {"toolCallId": call_id, "toolName": name}
