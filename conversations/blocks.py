@@ -162,6 +162,9 @@ class Params:
     truncated: bool = False
     refusal: bool = False
     stream_error: str | None = None  # the type of an error event received mid-stream
+    # Stream chunk types the format does not know and read past (ai-sdk.ui): the stored message
+    # may lack what they carried. Sorted, each once.
+    unknown_chunks: list[str] = field(default_factory=list)
     # The request's own settings: every top-level member but the history (system prompt, tools,
     # sampling...). Kept encrypted with the exchange, never projected.
     request_settings: dict[str, Any] = field(default_factory=dict)

@@ -110,6 +110,12 @@ class Exchange(models.Model):
     truncated = models.BooleanField(default=False)
     refusal = models.BooleanField(default=False)
     stream_error = models.CharField(max_length=100, blank=True)
+    unknown_chunks = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="stream chunk types the format does not know and read past (AI SDK UI): the "
+        "stored message may lack what they carried (docs/formats.md)",
+    )
     tool_call_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -1,5 +1,5 @@
-"""The Vercel AI SDK (v5 and later) UI protocol: what a browser's ``useChat`` and the chat backend
-exchange. Format name ``ai-sdk.ui``.
+"""The Vercel AI SDK (6.x; v5 streams read the same) UI protocol: what a browser's ``useChat``
+and the chat backend exchange. Format name ``ai-sdk.ui``.
 
 Request: the chat request body the browser sent, ``{"id"?, "messages": [UIMessage...],
 "trigger"?, "messageId"?, ...extra body fields}``. One history Message per element of
@@ -11,27 +11,34 @@ text trimmed of the JSON whitespace around it (the text IS the message object, s
 is cut). Its ``role`` must be ``assistant``.
 
 Stream: the UI message stream (SSE, one ``data: {chunk}`` per event, ended by ``data: [DONE]``).
-It is accumulated into the UIMessage the browser's ``useChat`` builds, following
-``processUIMessageStream`` in vercel/ai ``packages/ai/src/ui/process-ui-message-stream.ts``
-(read at commit 4aa374725ea6da1a100b81617c70ee5bc014b071), with the chunk shapes of
-``packages/ai/src/ui-message-stream/ui-message-chunks.ts`` and partial tool input repaired as
-``packages/ai/src/util/fix-json.ts`` + ``parse-partial-json.ts`` do. What we follow from it:
+It is accumulated into the UIMessage the browser's ``useChat`` builds: ``processUIMessageStream``
+and ``createStreamingUIMessageState`` of the npm package ``ai`` 6.0 (the version in
+tests/conversations/formats/differential/node/package-lock.json, which the differential test
+runs beside this code; docs/formats.md), with the chunk shapes of its ``uiMessageChunkSchema``
+and partial tool input repaired as its ``fixJson`` + ``parsePartialJson`` do. What we follow:
 
 - A new message starts as ``{id, metadata, role: "assistant", parts: []}``; ``start`` sets the
   id. The browser's own random id for a stream whose ``start`` has no ``messageId`` never reaches
   us, so such a message has no ``id`` key (we do not invent one).
 - Continuation: when the request's last message is an assistant message (a client tool result
   or a tool approval sent back), ``createStreamingUIMessageState`` continues THAT message: new
-  parts are appended to it and tool outputs update its tool parts. We do the same, so the output
-  is the whole message as the browser holds it afterwards, with the same id, and the exchange
-  says so (``output_supersedes_last``): ingest keeps both versions and makes the new one current.
+  parts are appended to it, tool outputs update its tool parts, and a tool input it left
+  streaming in its last step takes more deltas. We do the same, so the output is the whole
+  message as the browser holds it afterwards, with the same id, and the exchange says so
+  (``output_supersedes_last``): ingest keeps both versions and makes the new one current.
   A JSON response supersedes the last message when it is an assistant message with its id.
 - Keys are JavaScript-object keys: a key the SDK sets to ``undefined`` keeps its place but
   ``JSON.stringify`` drops it. ``_UNDEF`` plays ``undefined`` here and is dropped at
   serialisation, so the key order of the one ``compact()`` serialisation is the one the SDK's
-  object would have (``{type, toolCallId, state, title, input, output, rawInput, errorText,
-  providerExecuted, preliminary}`` for a tool part, ``{type, text, providerMetadata, state}`` for
-  text and reasoning...).
+  object would have (``{type, toolCallId, state, title, toolMetadata?, input, inputEncoding?,
+  output, rawInput, errorText, providerExecuted, preliminary, resultProviderMetadata? |
+  callProviderMetadata?}`` for a new tool part, ``{type, id, text, providerMetadata, state}`` for
+  reasoning, ``{type, text, providerMetadata, state}`` for text...).
+- Tool parts are found as the SDK finds them: an update by the stream (``tool-input-*``) looks in
+  the current step (the parts after the last ``step-start``); an output, approval or denial looks
+  in the current step, then backwards through the whole message. A tool input still streaming
+  carries ``rawInput`` (the text so far) and ``input`` (``parsePartialJson`` of it, or the text
+  itself for ``inputEncoding: "text"``).
 - ``step-start`` is pushed at each ``start-step``; ``finish-step`` forgets the open text and
   reasoning ids, so a delta after it for an older id is an error, as in the SDK.
 - A delta, end or tool update for an id that never started is a FormatError at
@@ -43,13 +50,20 @@ It is accumulated into the UIMessage the browser's ``useChat`` builds, following
 - ``finish`` (``finishReason``: ``length`` means truncated) or ``[DONE]`` ends the stream;
   nothing after ``[DONE]`` is read. A stream with neither (and no ``error``/``abort``) was cut
   off: ``truncated_stream``. A final event cut mid-line is used when its data is whole JSON.
-- Unknown chunk types are ignored (the SDK's ``default`` branch); ``: keep-alive`` comments are
-  SSE comments and never reach us.
+- Chunk types this code does not know are read past, as ``processUIMessageStream``'s
+  ``default`` branch does, and listed in ``params.unknown_chunks`` (the exchange is flagged).
+  The SDK's default transport would fail the stream on them (its chunk schema refuses unknown
+  types); docs/formats.md says why the console does not. ``: keep-alive`` comments are SSE
+  comments and never reach us.
+- Strings streamed in deltas are joined with ``join_pieces`` (a surrogate pair whose halves came
+  in two deltas is one character, as in JavaScript); a lone surrogate is refused, where the
+  browser would keep it (stored text must be UTF-8). Numbers beyond a double (``1e400``) are
+  refused too, where JavaScript would read Infinity and write ``null``.
 - Deviations: metadata that is not an object on both sides replaces instead of the SDK's
   object-spread of a non-object, and integer-like keys keep the stream's order where a
-  JavaScript object would list them first (JavaScript artefacts, not protocol rules). Later SDK
-  versions add keys this commit does not set (``toolMetadata``, ``resultProviderMetadata``, a
-  ``file`` part's ``providerMetadata``); follow them here when the browsers in use do.
+  JavaScript object would list them first (JavaScript artefacts, not protocol rules). A
+  ``start`` with a new ``messageId`` sets the id and keeps the message, as ``useChat`` does
+  (``readUIMessageStream`` starts a new message there).
 
 Blocks: ``text`` VISIBLE; ``reasoning`` NEVER (``redacted`` when its text is empty and its
 ``providerMetadata`` carries a signature / redacted / encrypted marker: the provider withheld
@@ -78,6 +92,7 @@ SDK's source as one file.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -86,11 +101,16 @@ from typing import Any
 from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
 from .base import (
     FormatError,
+    NotFinite,
     compact,
     element_spans,
+    finite_float,
+    join_pieces,
     loads,
+    maybe_not_finite,
     object_member_spans,
     opt_int,
+    strict_loads,
 )
 from .registry import Format, register
 from .sse import iter_events
@@ -488,11 +508,21 @@ def _no_constants(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")  # JavaScript's JSON.parse refuses NaN and Infinity
 
 
+def _js_loads(text: str) -> Any:
+    """``JSON.parse``: NaN and Infinity are not JSON (ValueError). A number beyond a double's
+    range (``1e400``) is JSON to JavaScript, which reads it as Infinity and writes it back as
+    ``null``; this code refuses it instead (``NotFinite``): a stored message never holds a
+    number other than the one received."""
+    return json.loads(text, parse_constant=_no_constants, parse_float=finite_float)
+
+
 def _parse_partial_json(text: str) -> Any:
     """``parsePartialJson(text).value``: the JSON, else the repaired JSON, else undefined."""
     for candidate in (text, _fix_json(text)):
         try:
-            return json.loads(candidate, parse_constant=_no_constants)
+            return _js_loads(candidate)
+        except NotFinite:
+            raise
         except ValueError:
             continue
     return _UNDEF
@@ -504,19 +534,41 @@ def _parse_partial_json(text: str) -> Any:
 
 @dataclass
 class _PartialCall:
-    tool_name: str
+    """``state.partialToolCalls[toolCallId]``: a tool input still streaming."""
+
+    tool_name: Any  # a string, but a continued message's part may hold anything
     dynamic: bool
     title: Any
+    input_encoding: Any
+    tool_metadata: Any
     deltas: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class _PartialInput:
-    """``parsePartialJson`` of the first ``count`` deltas, evaluated once at the end (the SDK
-    re-parses on every delta; only the last value set on a part can be observed)."""
+    """The first ``count`` deltas of a streaming tool input, evaluated once at the end (the SDK
+    re-evaluates on every delta; only the last value set on a part can be observed): as text
+    (``rawInput``, or the input of an ``inputEncoding: "text"`` tool) or through
+    ``parsePartialJson``. ``at`` is the chunk that set it, for an input JSON cannot hold."""
 
     deltas: list[str]
     count: int
+    as_text: bool
+    at: str
+
+    def value(self) -> Any:
+        text = join_pieces(self.deltas[: self.count])
+        if self.as_text:
+            return text
+        try:
+            return _parse_partial_json(text)
+        except NotFinite as exc:
+            raise FormatError(
+                f"the tool input streamed up to this chunk holds {exc}; stored JSON cannot hold it",
+                field="stream",
+                at=self.at,
+                code="not_json",
+            ) from None
 
 
 def _merge_objects(base: Any, overrides: Any) -> Any:
@@ -538,7 +590,42 @@ class _Stop(Exception):
     """The browser stops reading here (an ``error`` chunk or ``[DONE]``)."""
 
 
+def _get(chunk: dict[str, Any], key: str) -> Any:
+    """``chunk.<key>``: the value, ``None`` for a JSON null, ``_UNDEF`` when absent."""
+    return chunk.get(key, _UNDEF)
+
+
+class _ById:
+    """Part positions by tool call id, in the order the parts were pushed (they only ever are),
+    so the SDK's ``getCurrentStepParts().find(...)`` and its backward search of the whole message
+    cost a lookup instead of a scan."""
+
+    def __init__(self) -> None:
+        self.positions: dict[str, list[int]] = {}
+
+    def add(self, call_id: str, position: int) -> None:
+        self.positions.setdefault(call_id, []).append(position)
+
+    def first_after(self, call_id: str, start: int) -> int | None:
+        found = self.positions.get(call_id)
+        if not found:
+            return None
+        i = bisect.bisect_right(found, start)
+        return found[i] if i < len(found) else None
+
+    def last(self, call_id: str) -> int | None:
+        found = self.positions.get(call_id)
+        return found[-1] if found else None
+
+
+_OUTPUT_STATES = frozenset({"output-available", "output-error"})
+
+
 class _Accumulator:
+    """``createStreamingUIMessageState`` + ``processUIMessageStream`` of ai 6.0 (see
+    docs/formats.md for the exact version), as ``useChat`` runs them: chunk by chunk, the same
+    keys set in the same order, JavaScript's ``undefined`` played by ``_UNDEF``."""
+
     def __init__(self, base: dict[str, Any] | None) -> None:
         if base is None:
             base = {"id": _UNDEF, "metadata": _UNDEF, "role": "assistant", "parts": []}
@@ -552,34 +639,60 @@ class _Accumulator:
         self.finished = False
         self.done = False
         self.stream_error: str | None = None
-        # First part per tool call id, as the SDK's `parts.find(...)` would return it.
-        self.static_by_id: dict[str, dict[str, Any]] = {}
-        self.dynamic_by_id: dict[str, dict[str, Any]] = {}
-        self.tool_by_id: dict[str, dict[str, Any]] = {}
+        self.unknown: set[str] = set()  # chunk types this code does not know (ignored)
+        self.static = _ById()  # tool-<name> parts
+        self.dynamic = _ById()  # dynamic-tool parts
+        self.tools = _ById()  # both
         self.data_by_key: dict[tuple[str, str], dict[str, Any]] = {}
-        for part in self.parts:
-            self._index(part)
+        self.step_start = -1  # position of the last step-start part
+        for position, part in enumerate(self.parts):
+            self._index(part, position)
+        self._resume_partial_calls()
         self.i = 0
 
     # -- bookkeeping
 
-    def _index(self, part: dict[str, Any]) -> None:
-        ptype = part.get("type")
+    def _index(self, part: Any, position: int) -> None:
+        ptype = part.get("type") if isinstance(part, dict) else None
+        if not isinstance(ptype, str):
+            return
+        if ptype == "step-start":
+            self.step_start = position
         call_id = part.get("toolCallId")
-        if isinstance(ptype, str) and isinstance(call_id, str):
+        if isinstance(call_id, str):
             if ptype.startswith("tool-"):
-                self.static_by_id.setdefault(call_id, part)
-                self.tool_by_id.setdefault(call_id, part)
+                self.static.add(call_id, position)
+                self.tools.add(call_id, position)
             elif ptype == "dynamic-tool":
-                self.dynamic_by_id.setdefault(call_id, part)
-                self.tool_by_id.setdefault(call_id, part)
+                self.dynamic.add(call_id, position)
+                self.tools.add(call_id, position)
         pid = part.get("id")
-        if isinstance(ptype, str) and ptype.startswith("data-") and isinstance(pid, str):
+        if ptype.startswith("data-") and isinstance(pid, str):
             self.data_by_key.setdefault((ptype, pid), part)
+
+    def _resume_partial_calls(self) -> None:
+        """A continued message's tool inputs still streaming in its last step take more deltas
+        (``createStreamingUIMessageState``)."""
+        for part in self.parts[self.step_start + 1 :]:
+            if not (isinstance(part, dict) and _is_tool(part)):
+                continue
+            call_id = part.get("toolCallId")
+            if part.get("state") != "input-streaming" or not isinstance(call_id, str):
+                continue
+            raw = part.get("rawInput")
+            dynamic = part["type"] == "dynamic-tool"
+            self.partial_calls[call_id] = _PartialCall(
+                tool_name=part.get("toolName") if dynamic else part["type"][5:],
+                dynamic=dynamic,
+                title=part.get("title", _UNDEF),
+                input_encoding=part.get("inputEncoding", _UNDEF),
+                tool_metadata=part.get("toolMetadata", _UNDEF),
+                deltas=[raw if isinstance(raw, str) else ""],
+            )
 
     def _push(self, part: dict[str, Any]) -> None:
         self.parts.append(part)
-        self._index(part)
+        self._index(part, len(self.parts) - 1)
 
     def _at(self, key: str | None = None) -> str:
         return f"$[{self.i}]" if key is None else f"$[{self.i}].{key}"
@@ -588,7 +701,10 @@ class _Accumulator:
         return _required(chunk, key, kind, what, fld="stream", at=self._at())
 
     def _opt(self, chunk: dict[str, Any], key: str, kind: type, what: str) -> Any:
-        return _optional(chunk, key, kind, what, fld="stream", at=self._at())
+        """The value; ``_UNDEF`` when absent, ``None`` for a JSON null (as a JS chunk has it)."""
+        if chunk.get(key) is None:
+            return chunk.get(key, _UNDEF)
+        return _want(chunk[key], kind, what, fld="stream", at=self._at(key))
 
     def _id(self, chunk: dict[str, Any]) -> str:
         return self._req(chunk, "id", str, "the part id, a string")
@@ -596,7 +712,7 @@ class _Accumulator:
     def _call_id(self, chunk: dict[str, Any]) -> str:
         return self._req(chunk, "toolCallId", str, "the tool call id, a string")
 
-    def _unknown(self, kind: str, key: str, value: str, started_by: str) -> FormatError:
+    def _unknown_id(self, kind: str, key: str, value: str, started_by: str) -> FormatError:
         return FormatError(
             f"event {self.i}: {kind} for {key} {value!r}, which no {started_by} chunk opened "
             f"(or which was already closed)",
@@ -605,106 +721,98 @@ class _Accumulator:
             code="unknown_id",
         )
 
-    def _tool(self, call_id: str) -> dict[str, Any]:
-        part = self.tool_by_id.get(call_id)
+    def _in_step(self, table: _ById, call_id: str) -> dict[str, Any] | None:
+        """``getCurrentStepParts().find(...)`` over the parts of ``table``."""
+        position = table.first_after(call_id, self.step_start)
+        return None if position is None else self.parts[position]
+
+    def _tool_invocation(self, call_id: str) -> dict[str, Any]:
+        """``getToolInvocation``: in the current step, else the last in the whole message."""
+        part = self._in_step(self.tools, call_id)
         if part is None:
-            raise self._unknown("tool update", "toolCallId", call_id, "tool-input")
+            position = self.tools.last(call_id)
+            if position is None:
+                raise self._unknown_id("tool update", "toolCallId", call_id, "tool-input")
+            part = self.parts[position]
         return part
 
     # -- the SDK's updateToolPart / updateDynamicToolPart
 
-    def _update_tool(
+    def _update(
         self,
+        dynamic: bool,
         *,
-        tool_name: str,
+        tool_name: Any,
         call_id: str,
         state: str,
         input: Any = _UNDEF,
         output: Any = _UNDEF,
         raw_input: Any = _UNDEF,
         error_text: Any = _UNDEF,
+        input_encoding: Any = _UNDEF,
         provider_executed: Any = _UNDEF,
         preliminary: Any = _UNDEF,
         provider_metadata: Any = _UNDEF,
         title: Any = _UNDEF,
+        tool_metadata: Any = _UNDEF,
+        existing: dict[str, Any] | None = None,
     ) -> None:
-        part = self.static_by_id.get(call_id)
+        part = existing or self._in_step(self.dynamic if dynamic else self.static, call_id)
+        metadata_key = (
+            "resultProviderMetadata" if state in _OUTPUT_STATES else "callProviderMetadata"
+        )
         if part is not None:
             part["state"] = state
+            if dynamic:
+                part["toolName"] = tool_name
+            else:
+                part["type"] = f"tool-{tool_name}"
             part["input"] = input
             part["output"] = output
             part["errorText"] = error_text
             part["rawInput"] = raw_input
+            if not _nullish(input_encoding):
+                part["inputEncoding"] = input_encoding
+            else:
+                part.pop("inputEncoding", None)
             part["preliminary"] = preliminary
             if title is not _UNDEF:
                 part["title"] = title
+            if tool_metadata is not _UNDEF:
+                part["toolMetadata"] = tool_metadata
             if _nullish(provider_executed):
                 provider_executed = part.get("providerExecuted", _UNDEF)
             part["providerExecuted"] = provider_executed
-            if not _nullish(provider_metadata) and state == "input-available":
-                part["callProviderMetadata"] = provider_metadata
+            if not _nullish(provider_metadata):
+                part[metadata_key] = provider_metadata
             return
-        new = {
-            "type": f"tool-{tool_name}",
-            "toolCallId": call_id,
-            "state": state,
-            "title": title,
-            "input": input,
-            "output": output,
-            "rawInput": raw_input,
-            "errorText": error_text,
-            "providerExecuted": provider_executed,
-            "preliminary": preliminary,
-        }
+        new: dict[str, Any]
+        if dynamic:
+            new = {
+                "type": "dynamic-tool",
+                "toolName": tool_name,
+                "toolCallId": call_id,
+                "state": state,
+                "input": input,
+            }
+            if not _nullish(input_encoding):
+                new["inputEncoding"] = input_encoding
+            new.update(output=output, errorText=error_text, preliminary=preliminary)
+            new.update(providerExecuted=provider_executed, title=title)
+            if tool_metadata is not _UNDEF:
+                new["toolMetadata"] = tool_metadata
+        else:
+            new = {"type": f"tool-{tool_name}", "toolCallId": call_id, "state": state}
+            new["title"] = title
+            if tool_metadata is not _UNDEF:
+                new["toolMetadata"] = tool_metadata
+            new["input"] = input
+            if not _nullish(input_encoding):
+                new["inputEncoding"] = input_encoding
+            new.update(output=output, rawInput=raw_input, errorText=error_text)
+            new.update(providerExecuted=provider_executed, preliminary=preliminary)
         if not _nullish(provider_metadata):
-            new["callProviderMetadata"] = provider_metadata
-        self._push(new)
-
-    def _update_dynamic(
-        self,
-        *,
-        tool_name: str,
-        call_id: str,
-        state: str,
-        input: Any = _UNDEF,
-        output: Any = _UNDEF,
-        error_text: Any = _UNDEF,
-        provider_executed: Any = _UNDEF,
-        preliminary: Any = _UNDEF,
-        provider_metadata: Any = _UNDEF,
-        title: Any = _UNDEF,
-    ) -> None:
-        part = self.dynamic_by_id.get(call_id)
-        if part is not None:
-            part["state"] = state
-            part["toolName"] = tool_name
-            part["input"] = input
-            part["output"] = output
-            part["errorText"] = error_text
-            part["rawInput"] = part.get("rawInput", _UNDEF)
-            part["preliminary"] = preliminary
-            if title is not _UNDEF:
-                part["title"] = title
-            if _nullish(provider_executed):
-                provider_executed = part.get("providerExecuted", _UNDEF)
-            part["providerExecuted"] = provider_executed
-            if not _nullish(provider_metadata) and state == "input-available":
-                part["callProviderMetadata"] = provider_metadata
-            return
-        new = {
-            "type": "dynamic-tool",
-            "toolName": tool_name,
-            "toolCallId": call_id,
-            "state": state,
-            "input": input,
-            "output": output,
-            "errorText": error_text,
-            "preliminary": preliminary,
-            "providerExecuted": provider_executed,
-            "title": title,
-        }
-        if not _nullish(provider_metadata):
-            new["callProviderMetadata"] = provider_metadata
+            new[metadata_key] = provider_metadata
         self._push(new)
 
     def _update_metadata(self, metadata: Any) -> None:
@@ -726,24 +834,26 @@ class _Accumulator:
             handler(self, chunk)
         elif ctype.startswith("data-"):
             self._on_data(chunk)
-        # anything else: a chunk type this code does not know, ignored as the SDK does
+        else:
+            # A chunk type this code does not know: ignored, as processUIMessageStream's default
+            # branch does; the exchange says so (docs/formats.md: why not refuse it).
+            self.unknown.add(ctype)
 
     def _on_text_start(self, chunk: dict[str, Any]) -> None:
-        self._start_block("text", chunk, self.active_text)
+        pid = self._id(chunk)
+        part = {"type": "text", "text": "", "providerMetadata": _get(chunk, "providerMetadata")}
+        part["state"] = "streaming"
+        self._start_block(pid, part, self.active_text)
 
     def _on_reasoning_start(self, chunk: dict[str, Any]) -> None:
-        self._start_block("reasoning", chunk, self.active_reasoning)
+        pid = self._id(chunk)
+        part = {"type": "reasoning", "id": pid, "text": ""}
+        part.update(providerMetadata=_get(chunk, "providerMetadata"), state="streaming")
+        self._start_block(pid, part, self.active_reasoning)
 
     def _start_block(
-        self, kind: str, chunk: dict[str, Any], active: dict[str, dict[str, Any]]
+        self, pid: str, part: dict[str, Any], active: dict[str, dict[str, Any]]
     ) -> None:
-        pid = self._id(chunk)
-        part = {
-            "type": kind,
-            "text": "",
-            "providerMetadata": chunk.get("providerMetadata", _UNDEF),
-            "state": "streaming",
-        }
         active[pid] = part
         self.text_deltas[id(part)] = (part, [])
         self._push(part)
@@ -759,7 +869,7 @@ class _Accumulator:
         delta = self._req(chunk, "delta", str, "the delta, a string")
         part = active.get(pid)
         if part is None:
-            raise self._unknown(f"{kind}-delta", "id", pid, f"{kind}-start")
+            raise self._unknown_id(f"{kind}-delta", "id", pid, f"{kind}-start")
         self.text_deltas[id(part)][1].append(delta)
         self._provider_metadata(chunk, part)
 
@@ -773,9 +883,13 @@ class _Accumulator:
         pid = self._id(chunk)
         part = active.pop(pid, None)
         if part is None:
-            raise self._unknown(f"{kind}-end", "id", pid, f"{kind}-start")
-        part["state"] = "done"
-        self._provider_metadata(chunk, part)
+            raise self._unknown_id(f"{kind}-end", "id", pid, f"{kind}-start")
+        if kind == "text":
+            part["state"] = "done"
+            self._provider_metadata(chunk, part)
+        else:
+            self._provider_metadata(chunk, part)
+            part["state"] = "done"
 
     @staticmethod
     def _provider_metadata(chunk: dict[str, Any], part: dict[str, Any]) -> None:
@@ -787,56 +901,62 @@ class _Accumulator:
     def _on_file(self, chunk: dict[str, Any]) -> None:
         url = self._req(chunk, "url", str, "the file URL, a string")
         media_type = self._req(chunk, "mediaType", str, "the media type, a string")
-        self._push({"type": "file", "mediaType": media_type, "url": url})
+        part = {"type": "file", "mediaType": media_type, "url": url}
+        if chunk.get("providerMetadata") is not None:
+            part["providerMetadata"] = chunk["providerMetadata"]
+        self._push(part)
 
     def _on_source_url(self, chunk: dict[str, Any]) -> None:
         source_id = self._req(chunk, "sourceId", str, "the source id, a string")
         url = self._req(chunk, "url", str, "the source URL, a string")
         title = self._opt(chunk, "title", str, "the title, a string")
-        self._push(
-            {
-                "type": "source-url",
-                "sourceId": source_id,
-                "url": url,
-                "title": title,
-                "providerMetadata": chunk.get("providerMetadata", _UNDEF),
-            }
-        )
+        part = {"type": "source-url", "sourceId": source_id, "url": url, "title": title}
+        part["providerMetadata"] = _get(chunk, "providerMetadata")
+        self._push(part)
 
     def _on_source_document(self, chunk: dict[str, Any]) -> None:
         source_id = self._req(chunk, "sourceId", str, "the source id, a string")
         media_type = self._req(chunk, "mediaType", str, "the media type, a string")
         title = self._req(chunk, "title", str, "the title, a string")
         filename = self._opt(chunk, "filename", str, "the file name, a string")
-        self._push(
-            {
-                "type": "source-document",
-                "sourceId": source_id,
-                "mediaType": media_type,
-                "title": title,
-                "filename": filename,
-                "providerMetadata": chunk.get("providerMetadata", _UNDEF),
-            }
-        )
+        part = {"type": "source-document", "sourceId": source_id, "mediaType": media_type}
+        part.update(title=title, filename=filename)
+        part["providerMetadata"] = _get(chunk, "providerMetadata")
+        self._push(part)
 
-    def _tool_common(self, chunk: dict[str, Any]) -> tuple[str, bool, Any, Any]:
-        call_id = self._call_id(chunk)
-        dynamic = self._opt(chunk, "dynamic", bool, "dynamic, a boolean") is True
-        executed = self._opt(chunk, "providerExecuted", bool, "providerExecuted, a boolean")
-        title = self._opt(chunk, "title", str, "the title, a string")
-        return call_id, dynamic, executed, title
+    def _tool_fields(self, chunk: dict[str, Any]) -> dict[str, Any]:
+        """The fields a tool chunk passes on unchanged (checked as the chunk schema types them)."""
+        return {
+            "provider_executed": self._opt(chunk, "providerExecuted", bool, "a boolean"),
+            "provider_metadata": _get(chunk, "providerMetadata"),
+            "tool_metadata": _get(chunk, "toolMetadata"),
+        }
+
+    def _is_dynamic(self, chunk: dict[str, Any]) -> bool:
+        return self._opt(chunk, "dynamic", bool, "dynamic, a boolean") is True
 
     def _on_tool_input_start(self, chunk: dict[str, Any]) -> None:
-        call_id, dynamic, executed, title = self._tool_common(chunk)
+        call_id = self._call_id(chunk)
         name = self._req(chunk, "toolName", str, "the tool name, a string")
-        self.partial_calls[call_id] = _PartialCall(name, dynamic, title)
-        update = self._update_dynamic if dynamic else self._update_tool
-        update(
+        dynamic = self._is_dynamic(chunk)
+        title = self._opt(chunk, "title", str, "the title, a string")
+        encoding = self._opt(chunk, "inputEncoding", str, "the input encoding, a string")
+        fields = self._tool_fields(chunk)
+        self.partial_calls[call_id] = _PartialCall(
+            tool_name=name,
+            dynamic=dynamic,
+            title=title,
+            input_encoding=encoding,
+            tool_metadata=fields["tool_metadata"],
+        )
+        self._update(
+            dynamic,
             tool_name=name,
             call_id=call_id,
             state="input-streaming",
-            provider_executed=executed,
+            input_encoding=encoding,
             title=title,
+            **fields,
         )
 
     def _on_tool_input_delta(self, chunk: dict[str, Any]) -> None:
@@ -844,96 +964,111 @@ class _Accumulator:
         delta = self._req(chunk, "inputTextDelta", str, "the input text delta, a string")
         call = self.partial_calls.get(call_id)
         if call is None:
-            raise self._unknown("tool-input-delta", "toolCallId", call_id, "tool-input-start")
+            raise self._unknown_id("tool-input-delta", "toolCallId", call_id, "tool-input-start")
         call.deltas.append(delta)
-        update = self._update_dynamic if call.dynamic else self._update_tool
-        update(
+        count = len(call.deltas)
+        self._update(
+            call.dynamic,
             tool_name=call.tool_name,
             call_id=call_id,
             state="input-streaming",
-            input=_PartialInput(call.deltas, len(call.deltas)),
+            input_encoding=call.input_encoding,
+            input=_PartialInput(call.deltas, count, call.input_encoding == "text", self._at()),
+            raw_input=_PartialInput(call.deltas, count, True, self._at()),
             title=call.title,
+            tool_metadata=call.tool_metadata,
         )
 
     def _on_tool_input_available(self, chunk: dict[str, Any]) -> None:
-        call_id, dynamic, executed, title = self._tool_common(chunk)
+        call_id = self._call_id(chunk)
         name = self._req(chunk, "toolName", str, "the tool name, a string")
-        update = self._update_dynamic if dynamic else self._update_tool
-        update(
+        self._update(
+            self._is_dynamic(chunk),
             tool_name=name,
             call_id=call_id,
             state="input-available",
-            input=chunk.get("input", _UNDEF),
-            provider_executed=executed,
-            provider_metadata=chunk.get("providerMetadata", _UNDEF),
-            title=title,
+            input=_get(chunk, "input"),
+            title=self._opt(chunk, "title", str, "the title, a string"),
+            **self._tool_fields(chunk),
         )
 
     def _on_tool_input_error(self, chunk: dict[str, Any]) -> None:
-        call_id, dynamic, executed, _ = self._tool_common(chunk)
+        call_id = self._call_id(chunk)
         name = self._req(chunk, "toolName", str, "the tool name, a string")
         error_text = self._req(chunk, "errorText", str, "the error text, a string")
-        common = {
-            "tool_name": name,
-            "call_id": call_id,
-            "state": "output-error",
-            "error_text": error_text,
-            "provider_executed": executed,
-            "provider_metadata": chunk.get("providerMetadata", _UNDEF),
-        }
+        existing = self._in_step(self.tools, call_id)
+        dynamic = (
+            existing["type"] == "dynamic-tool" if existing is not None else self._is_dynamic(chunk)
+        )
+        fields = self._tool_fields(chunk)
         if dynamic:
-            self._update_dynamic(input=chunk.get("input", _UNDEF), **common)
+            fields["input"] = _get(chunk, "input")
         else:
-            self._update_tool(raw_input=chunk.get("input", _UNDEF), **common)
+            fields["raw_input"] = _get(chunk, "input")
+        self._update(
+            dynamic,
+            tool_name=name,
+            call_id=call_id,
+            state="output-error",
+            error_text=error_text,
+            **fields,
+        )
 
     def _on_tool_approval_request(self, chunk: dict[str, Any]) -> None:
         call_id = self._call_id(chunk)
-        approval_id = self._req(chunk, "approvalId", str, "the approval id, a string")
-        part = self._tool(call_id)
+        approval: dict[str, Any] = {
+            "id": self._req(chunk, "approvalId", str, "the approval id, a string")
+        }
+        if chunk.get("approvalDescriptor") is not None:
+            approval["descriptor"] = chunk["approvalDescriptor"]
+        if "inputSchemaInput" in chunk:
+            approval["inputSchemaInput"] = chunk["inputSchemaInput"]
+        signature = self._opt(chunk, "signature", str, "the signature, a string")
+        if not _nullish(signature):
+            approval["signature"] = signature
+        part = self._tool_invocation(call_id)
         part["state"] = "approval-requested"
-        part["approval"] = {"id": approval_id}
+        part["approval"] = approval
 
     def _on_tool_output_denied(self, chunk: dict[str, Any]) -> None:
-        self._tool(self._call_id(chunk))["state"] = "output-denied"
+        self._tool_invocation(self._call_id(chunk))["state"] = "output-denied"
+
+    def _output_update(self, chunk: dict[str, Any], state: str, **fields: Any) -> None:
+        call_id = self._call_id(chunk)
+        executed = self._opt(chunk, "providerExecuted", bool, "providerExecuted, a boolean")
+        part = self._tool_invocation(call_id)
+        dynamic = part["type"] == "dynamic-tool"
+        tool_metadata = _get(chunk, "toolMetadata")
+        if _nullish(tool_metadata):
+            tool_metadata = part.get("toolMetadata", _UNDEF)
+        self._update(
+            dynamic,
+            tool_name=part.get("toolName", _UNDEF) if dynamic else part["type"][5:],
+            call_id=call_id,
+            state=state,
+            input=part.get("input", _UNDEF),
+            provider_executed=executed,
+            provider_metadata=_get(chunk, "providerMetadata"),
+            title=part.get("title", _UNDEF),
+            tool_metadata=tool_metadata,
+            existing=part,
+            **fields,
+        )
 
     def _on_tool_output_available(self, chunk: dict[str, Any]) -> None:
-        call_id = self._call_id(chunk)
-        executed = self._opt(chunk, "providerExecuted", bool, "providerExecuted, a boolean")
         preliminary = self._opt(chunk, "preliminary", bool, "preliminary, a boolean")
-        part = self._tool(call_id)
-        common = {
-            "call_id": call_id,
-            "state": "output-available",
-            "input": part.get("input", _UNDEF),
-            "output": chunk.get("output", _UNDEF),
-            "provider_executed": executed,
-            "preliminary": preliminary,
-            "title": part.get("title", _UNDEF),
-        }
-        if part["type"] == "dynamic-tool":
-            self._update_dynamic(tool_name=part["toolName"], **common)
-        else:
-            self._update_tool(tool_name=part["type"][5:], **common)
+        self._output_update(
+            chunk, "output-available", output=_get(chunk, "output"), preliminary=preliminary
+        )
 
     def _on_tool_output_error(self, chunk: dict[str, Any]) -> None:
-        call_id = self._call_id(chunk)
         error_text = self._req(chunk, "errorText", str, "the error text, a string")
-        executed = self._opt(chunk, "providerExecuted", bool, "providerExecuted, a boolean")
-        part = self._tool(call_id)
-        common = {
-            "call_id": call_id,
-            "state": "output-error",
-            "input": part.get("input", _UNDEF),
-            "error_text": error_text,
-            "provider_executed": executed,
-            "title": part.get("title", _UNDEF),
-        }
-        if part["type"] == "dynamic-tool":
-            self._update_dynamic(tool_name=part["toolName"], **common)
-        else:
-            self._update_tool(
-                tool_name=part["type"][5:], raw_input=part.get("rawInput", _UNDEF), **common
-            )
+        call_id = self._call_id(chunk)
+        part = self._tool_invocation(call_id)
+        fields: dict[str, Any] = {"error_text": error_text}
+        if part["type"] != "dynamic-tool":
+            fields["raw_input"] = part.get("rawInput", _UNDEF)
+        self._output_update(chunk, "output-error", **fields)
 
     def _on_start_step(self, chunk: dict[str, Any]) -> None:
         self._push({"type": "step-start"})
@@ -943,20 +1078,22 @@ class _Accumulator:
         self.active_reasoning = {}
 
     def _on_start(self, chunk: dict[str, Any]) -> None:
+        # useChat's processUIMessageStream does not reset on a new message id (only a resumed
+        # stream does; readUIMessageStream always does): the id is set, the message kept.
         message_id = self._opt(chunk, "messageId", str, "the message id, a string")
-        if message_id is not _UNDEF:
+        if not _nullish(message_id):
             self.message["id"] = message_id
-        self._update_metadata(chunk.get("messageMetadata", _UNDEF))
+        self._update_metadata(_get(chunk, "messageMetadata"))
 
     def _on_finish(self, chunk: dict[str, Any]) -> None:
         reason = self._opt(chunk, "finishReason", str, "the finish reason, a string")
-        if reason is not _UNDEF:
+        if not _nullish(reason):
             self.finish_reason = reason
-        self._update_metadata(chunk.get("messageMetadata", _UNDEF))
+        self._update_metadata(_get(chunk, "messageMetadata"))
         self.finished = True
 
     def _on_message_metadata(self, chunk: dict[str, Any]) -> None:
-        self._update_metadata(chunk.get("messageMetadata", _UNDEF))
+        self._update_metadata(_get(chunk, "messageMetadata"))
 
     def _on_error(self, chunk: dict[str, Any]) -> None:
         self.stream_error = "error"
@@ -969,10 +1106,10 @@ class _Accumulator:
         data_id = self._opt(chunk, "id", str, "the data part id, a string")
         if chunk.get("transient") not in (None, False, 0, ""):
             return  # transient data parts are not added to the message (SDK)
-        if data_id is not _UNDEF:
+        if not _nullish(data_id):
             existing = self.data_by_key.get((chunk["type"], data_id))
             if existing is not None:
-                existing["data"] = chunk.get("data", _UNDEF)
+                existing["data"] = _get(chunk, "data")
                 return
         self._push(chunk)
 
@@ -983,16 +1120,16 @@ class _Accumulator:
         input still streaming (by part index)."""
         for part, deltas in self.text_deltas.values():
             if deltas:
-                part["text"] = "".join(deltas)
+                part["text"] = join_pieces([part["text"], *deltas])
         streamed: dict[int, str] = {}
         parts = []
         for j, part in enumerate(self.parts):
-            value = part.get("input")
-            if isinstance(value, _PartialInput):
-                text = "".join(value.deltas[: value.count])
-                part["input"] = _parse_partial_json(text)
-                if part.get("state") == "input-streaming":
-                    streamed[j] = text
+            for key in ("input", "rawInput"):
+                value = part.get(key)
+                if isinstance(value, _PartialInput):
+                    part[key] = value.value()
+                    if key == "rawInput" and part.get("state") == "input-streaming":
+                        streamed[j] = part[key]
             parts.append({k: v for k, v in part.items() if v is not _UNDEF})
         message = {k: v for k, v in self.message.items() if v is not _UNDEF}
         message["parts"] = parts
@@ -1052,16 +1189,17 @@ def _withheld_kind(meta: Any) -> Withheld:
 
 
 def _strict_json(text: str, *, fld: str, at: str) -> Any:
-    """json.loads refusing NaN and Infinity as JavaScript does: the browser never sends them and
-    ``compact()`` would write them back as invalid JSON."""
+    """json.loads refusing NaN and Infinity as JavaScript does (the browser never sends them)
+    and numbers beyond a double (see ``_js_loads``): ``compact()`` would write them back as
+    invalid JSON."""
     try:
-        return json.loads(text, parse_constant=_no_constants)
+        return strict_loads(text)
     except ValueError as exc:
         raise FormatError(f"not valid JSON: {exc}", field=fld, at=at, code="not_json") from None
 
 
 def _refuse_constants(text: str, *, fld: str) -> None:
-    if "NaN" in text or "Infinity" in text:  # cheap: only then parse again, strictly
+    if maybe_not_finite(text):  # cheap: only then parse again, strictly
         _strict_json(text, fld=fld, at="$")
 
 
@@ -1179,7 +1317,7 @@ class AiSdkUi(Format):
                     acc.done = True
                     break  # the end of the SSE stream: nothing after it is read
                 try:
-                    chunk = json.loads(event.data, parse_constant=_no_constants)
+                    chunk = strict_loads(event.data)
                 except ValueError as exc:
                     if event.unterminated:
                         raise FormatError(
@@ -1206,6 +1344,7 @@ class AiSdkUi(Format):
             )
         params.stop_reason = acc.finish_reason
         params.stream_error = acc.stream_error
+        params.unknown_chunks = sorted(acc.unknown)
         params.truncated = acc.stream_error is not None or acc.finish_reason == "length"
         value, streamed = acc.result()
         raw = compact(value)

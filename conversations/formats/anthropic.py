@@ -23,7 +23,15 @@ ends without either is refused with ``truncated_stream``. ``ping`` and unknown e
 Tool input streamed by ``input_json_delta`` is parsed when its block stops (or when the message
 ends, for a block the token limit cut off before its stop). Input that is not valid JSON was cut
 off: the accumulated message keeps the input from the block's start event, the Block carries the
-partial string, and ``params.truncated`` is set.
+partial string, and ``params.truncated`` is set. Input that parses but could not be stored as
+JSON again (a lone ``\\ud800`` escape; NaN, or a number such as ``1e400`` beyond a double) is
+refused at the block's start event. ``compaction_delta`` gives a ``compaction`` block its
+``content`` and ``encrypted_content`` (both replaced, as the SDK's beta accumulator does).
+
+Text pieces are joined with ``join_pieces``: a UTF-16 surrogate pair whose halves came in two
+deltas is one character again. Lone surrogates are refused where they would be stored: in the
+accumulated message and in the message's id, model and stop reason (elsewhere in an event they
+are read past, as the SDKs do).
 
 How to extend:
 
@@ -53,11 +61,15 @@ from .base import (
     FormatError,
     array_element_spans,
     compact,
+    compact_checked,
     element_spans,
     expect,
+    has_surrogate,
+    join_pieces,
     object_member_spans,
     opt_int,
     opt_str,
+    strict_loads,
 )
 from .registry import Format, register
 from .sse import Event, iter_events
@@ -75,6 +87,11 @@ _STRING_DELTAS: dict[str, tuple[str, str, frozenset[str], bool]] = {
     "text_delta": ("text", "text", frozenset({"text"}), True),
     "thinking_delta": ("thinking", "thinking", frozenset({"thinking"}), True),
     "signature_delta": ("signature", "signature", frozenset({"thinking"}), False),
+}
+# delta type -> the block keys it sets, each to the delta's value (null when the delta has none):
+# the beta SDK's accumulator assigns them whole, a delta being the block's complete state.
+_REPLACING_DELTAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
+    "compaction_delta": (frozenset({"compaction"}), ("content", "encrypted_content")),
 }
 
 
@@ -137,6 +154,28 @@ def _check_unicode(text: str, *, field: str) -> None:
         field=field,
         code="bad_unicode",
     )
+
+
+def _holds_surrogate(value: Any) -> bool:
+    try:
+        return has_surrogate(compact(value))
+    except RecursionError:
+        return False  # the message's own serialisation refuses it (too_deep)
+
+
+def _stored_str(obj: dict[str, Any], key: str, *, field: str, at: str) -> str | None:
+    """A string kept outside the message (id, model, stop reason): a lone surrogate in it is
+    refused here, as the message's own strings are (request and response bodies are checked
+    whole before parsing; a stream cannot be, see ``AnthropicMessages.parse``)."""
+    value: str | None = _get(obj, key, str, field=field, at=at)
+    if value is not None and has_surrogate(value):
+        raise FormatError(
+            "not valid Unicode: a lone surrogate (an unpaired \\ud800-\\udfff escape)",
+            field=field,
+            at=f"{at}.{key}",
+            code="bad_unicode",
+        )
+    return value
 
 
 # --- blocks ----------------------------------------------------------------------------------
@@ -294,9 +333,9 @@ def _apply_message_fields(message: dict[str, Any], out: Params, *, field: str, a
             at=f"{at}.role",
             code="bad_value",
         )
-    out.response_model = _get(message, "model", str, field=field, at=at)
-    out.response_id = _get(message, "id", str, field=field, at=at)
-    _apply_stop_reason(_get(message, "stop_reason", str, field=field, at=at), out)
+    out.response_model = _stored_str(message, "model", field=field, at=at)
+    out.response_id = _stored_str(message, "id", field=field, at=at)
+    _apply_stop_reason(_stored_str(message, "stop_reason", field=field, at=at), out)
     usage = _get(message, "usage", dict, field=field, at=at)
     if usage is not None:
         _apply_usage(usage, out, field=field, at=f"{at}.usage")
@@ -404,6 +443,11 @@ class _Stream:
             self._target(block, index, dtype, None, at)
             piece = _need(delta, "partial_json", str, field=self.FIELD, at=at)
             self.partial_json.setdefault(index, []).append(piece)
+        elif dtype in _REPLACING_DELTAS:
+            targets, keys = _REPLACING_DELTAS[dtype]
+            self._target(block, index, dtype, targets, at)
+            for key in keys:
+                block[key] = delta.get(key)
         elif dtype == "citations_delta":
             self._target(block, index, dtype, frozenset({"text"}), at)
             citation = _need(delta, "citation", dict, field=self.FIELD, at=at)
@@ -424,7 +468,7 @@ class _Stream:
     def message_delta(self, data: dict[str, Any], at: str) -> None:
         delta = _get(data, "delta", dict, field=self.FIELD, at=at)
         if delta is not None:
-            reason = _get(delta, "stop_reason", str, field=self.FIELD, at=f"{at}.delta")
+            reason = _stored_str(delta, "stop_reason", field=self.FIELD, at=f"{at}.delta")
             _apply_stop_reason(reason, self.out)
         usage = _get(data, "usage", dict, field=self.FIELD, at=at)
         if usage is not None:
@@ -523,17 +567,25 @@ class _Stream:
         block = self.blocks[index]
         for (i, key), pieces in list(self.pieces.items()):
             if i == index:
-                block[key] = "".join(pieces)
+                block[key] = join_pieces(pieces)
                 del self.pieces[(i, key)]
-        partial = "".join(self.partial_json.pop(index, ()))
+        partial = join_pieces(self.partial_json.pop(index, ()))
         if not partial.strip():
             return  # no input streamed: the start's input ({} for a tool without arguments)
         try:
-            block["input"] = json.loads(partial)
+            block["input"] = strict_loads(partial)
         except json.JSONDecodeError:
             # Cut off (max_tokens): the message keeps the start's input, the Block the string.
             self.cut_inputs[index] = partial
             self.out.truncated = True
+            return
+        except ValueError as exc:  # NaN, 1e400, an integer longer than int() reads
+            raise FormatError(
+                f"tool input of block {index}: {exc}; stored JSON cannot hold it",
+                field=self.FIELD,
+                at=self.origin[index],
+                code="not_json",
+            ) from None
         except RecursionError:
             raise FormatError(
                 f"tool input of block {index} nested too deep",
@@ -541,6 +593,14 @@ class _Stream:
                 at=self.origin[index],
                 code="too_deep",
             ) from None
+        if ("\\u" in partial or has_surrogate(partial)) and _holds_surrogate(block["input"]):
+            raise FormatError(
+                f"tool input of block {index} holds a lone UTF-16 surrogate (an unpaired "
+                "\\ud800-\\udfff escape), which stored text cannot hold",
+                field=self.FIELD,
+                at=self.origin[index],
+                code="bad_unicode",
+            )
 
     def message(self) -> Message:
         for index in sorted(self.blocks):
@@ -548,12 +608,7 @@ class _Stream:
                 self._finish(index)  # open when the stream ended (max_tokens, error)
         order = sorted(self.blocks)
         accumulated = {"role": "assistant", "content": [self.blocks[i] for i in order]}
-        try:
-            raw = compact(accumulated)
-        except RecursionError:
-            raise FormatError(
-                "accumulated message nested too deep", field=self.FIELD, code="too_deep"
-            ) from None
+        raw = compact_checked(accumulated, field=self.FIELD, at="$", unicode_code="bad_unicode")
         blocks = tuple(
             _block(
                 self.blocks[i],
@@ -662,7 +717,8 @@ class AnthropicMessages(Format):
             output = [_parse_response(response, params)]
         else:
             assert stream is not None
-            _check_unicode(stream, field="stream")
+            # Not _check_unicode(stream): a pair split across two deltas is two lone escapes in
+            # the text, and one character once joined. The stored strings are checked instead.
             output = _parse_stream(stream, params)
         return ParsedExchange(history=history, output=output, params=params)
 

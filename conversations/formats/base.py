@@ -8,11 +8,18 @@ both the parsed value and the exact source text it came from. Nothing is re-seri
 from __future__ import annotations
 
 import json
+import math
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\n\r"
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Only text holding one of these can hold a number JSON cannot carry back (NaN, Infinity, an
+# exponent that overflows a double): the cheap test before a strict parse.
+_MAYBE_NOT_FINITE = re.compile(r"NaN|Infinity|[eE][+]?\d{3}")
 
 
 class FormatError(ValueError):
@@ -88,8 +95,58 @@ def loads(text: str, *, field: str, at: str = "$") -> Any:
             at=at,
             code="not_json",
         ) from None
+    except ValueError as exc:  # an integer longer than int() reads (sys.get_int_max_str_digits)
+        raise FormatError(f"not valid JSON: {exc}", field=field, at=at, code="not_json") from None
     except RecursionError:
         raise FormatError("JSON nested too deep", field=field, code="too_deep") from None
+
+
+class NotFinite(ValueError):
+    """A number a JSON text cannot carry back: NaN, Infinity, or one that overflows a double."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise NotFinite(f"{name} is not JSON")
+
+
+def finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise NotFinite(f"the number {text[:40]} is out of range")
+    return value
+
+
+def maybe_not_finite(text: str) -> bool:
+    """False when ``text`` cannot hold NaN, Infinity or an overflowing number (the common case);
+    True means: parse it with ``strict_loads`` to know."""
+    return _MAYBE_NOT_FINITE.search(text) is not None
+
+
+def strict_loads(text: str) -> Any:
+    """``json.loads`` for JSON whose value is serialised again (a streamed message): NaN,
+    Infinity and numbers beyond a double's range raise ``NotFinite`` (a ValueError) instead of
+    coming back as ``NaN``/``Infinity`` in stored text, which is not JSON. Other errors are
+    ``json.loads``'s own (JSONDecodeError, and ValueError for an over-long integer)."""
+    if not maybe_not_finite(text):
+        return json.loads(text)
+    return json.loads(text, parse_constant=_refuse_constant, parse_float=finite_float)
+
+
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a UTF-16 surrogate code point (parsed JSON pairs ``\\ud83d\\ude00``
+    into one character, so a surrogate left in a parsed string is a lone one)."""
+    return _SURROGATE.search(text) is not None
+
+
+def join_pieces(pieces: Iterable[str]) -> str:
+    """The pieces of a streamed string, joined. A UTF-16 surrogate pair split across two deltas
+    (each JSON string carried one half as a ``\\u`` escape) is one character again, as every
+    UTF-16 runtime (and each SDK's concatenation) sees it; a half that stays alone is left for
+    ``compact_checked`` to refuse."""
+    text = "".join(pieces)
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "surrogatepass")
 
 
 def _skip_ws(text: str, i: int) -> int:
@@ -109,7 +166,7 @@ def object_member_spans(text: str, *, field: str) -> dict[str, Span]:
     """
     try:
         return _members(text, field)
-    except (_Malformed, IndexError, json.JSONDecodeError):
+    except (_Malformed, IndexError, ValueError):  # ValueError: JSONDecodeError, over-long int
         loads(text, field=field)  # raises the precise error
         raise FormatError("expected a JSON object", field=field, code="wrong_type") from None
     except RecursionError:
@@ -178,7 +235,7 @@ def array_element_spans(raw_array: str, *, field: str, at: str) -> list[Span]:
         raise FormatError("expected an array", field=field, at=at, code="wrong_type")
     try:
         return _elements(raw_array, i)[0]
-    except (_Malformed, IndexError, json.JSONDecodeError):
+    except (_Malformed, IndexError, ValueError):
         raise FormatError("not a valid JSON array", field=field, at=at, code="not_json") from None
 
 
@@ -237,10 +294,11 @@ def optional(
 
 
 def tool_arguments(text: str) -> Any:
-    """Tool arguments as parsed JSON; the string itself when it does not parse (cut off)."""
+    """Tool arguments as parsed JSON; the string itself when it does not parse (cut off), or
+    holds a number JSON cannot carry (the Block keeps the text, never ``NaN``)."""
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+        return strict_loads(text)
+    except (ValueError, RecursionError):
         return text
 
 
@@ -259,7 +317,9 @@ def body_members(text: Any, *, field: str) -> dict[str, Span]:
         raise
 
 
-def compact_checked(value: Any, *, field: str, at: str) -> str:
+def compact_checked(
+    value: Any, *, field: str, at: str, unicode_code: str = "invalid_unicode"
+) -> str:
     """compact(), refusing what could not be stored as UTF-8 (a lone surrogate from a \\ud800
     escape) or serialised at all (nesting at the interpreter's limit)."""
     try:
@@ -272,7 +332,7 @@ def compact_checked(value: Any, *, field: str, at: str) -> str:
             "a string holds a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape)",
             field=field,
             at=at,
-            code="invalid_unicode",
+            code=unicode_code,
         ) from None
     return text
 

@@ -16,8 +16,15 @@ How to extend:
 - a new reasoning field of some provider: add it to ``_REASONING_KEYS`` (NEVER in
   ``OpenAIChat.block_types``, read by ``OpenAIChat.reasoning``); a string delta of it is
   concatenated like ``content``.
-- a new delta key: string values are concatenated, arrays extended, other values replaced
-  (``_merge``); give it its own branch in ``_Accumulator.delta`` only if that is wrong for it.
+- a new delta key: string values are concatenated, arrays extended, objects merged key by key,
+  other values replaced (``_merge``); give it its own branch in ``_Accumulator.delta`` only if
+  that is wrong for it.
+
+Where this differs from the ``openai`` SDK's ``ChatCompletionStreamState`` on purpose (pinned by
+tests/conversations/formats/differential): an ``id`` or ``type`` resent in every chunk is kept
+once (the SDK concatenates ids), a tool name resent with its call's id is kept once, only choice
+0 is read (the SDK files choices by arrival when they come out of order), and a null in a delta
+creates no key.
 
 One piece: the request reader, the response reader and the stream accumulator read the same
 block shapes and must agree on every one of them; the module is the format, reviewed and
@@ -34,6 +41,7 @@ from .base import (
     FormatError,
     element_spans,
     expect,
+    join_pieces,
     object_member_spans,
 )
 from .base import body_members as _members
@@ -262,8 +270,11 @@ class _Pieces(list[str]):
 
 
 def _merge(acc: dict[str, Any], key: str, value: Any) -> None:
-    """A delta value: strings concatenate, arrays extend, anything else replaces; null adds
-    nothing (and so does not create the key)."""
+    """A delta value: strings concatenate, arrays extend, objects merge key by key by these same
+    rules (``audio`` arrives as ``{id, transcript}``, then ``{data}``, ``{transcript}``...,
+    ``{expires_at}``: one object, as the SDK's ``accumulate_delta`` builds it), anything else
+    replaces; null adds nothing (and so does not create the key). An ``id`` inside an object
+    names it and never grows: the first one stays (servers that resend it in every chunk)."""
     if value is None:
         return
     before = acc.get(key)
@@ -274,15 +285,32 @@ def _merge(acc: dict[str, Any], key: str, value: Any) -> None:
             acc[key] = _Pieces([value])
     elif isinstance(value, list) and isinstance(before, list) and not isinstance(before, _Pieces):
         before.extend(value)
+    elif isinstance(value, dict) and isinstance(before, dict):
+        for k, v in value.items():
+            if k == "id" and before.get(k) is not None:
+                continue
+            _merge(before, k, v)
+    elif isinstance(value, dict):
+        merged: dict[str, Any] = {}
+        acc[key] = merged
+        for k, v in value.items():
+            _merge(merged, k, v)
     else:
         acc[key] = value
 
 
 def _join(obj: Any) -> None:
+    """Every streamed string of ``obj`` (its objects and arrays, at any depth) made a str."""
     if isinstance(obj, dict):
         for key, value in obj.items():
             if isinstance(value, _Pieces):
-                obj[key] = "".join(value)
+                obj[key] = join_pieces(value)
+            elif isinstance(value, dict | list):
+                _join(value)
+    elif isinstance(obj, list):
+        for item in obj:
+            if isinstance(item, dict | list) and not isinstance(item, _Pieces):
+                _join(item)
 
 
 class _Accumulator:
@@ -301,11 +329,6 @@ class _Accumulator:
     def join(self) -> None:
         """Turn every streamed string into a str (the message, its calls, their functions)."""
         _join(self.message)
-        _join(self.message.get("function_call"))
-        for call in self.calls.values():
-            _join(call)
-            _join(call.get("function"))
-            _join(call.get("custom"))
 
     def chunk(self, data: dict[str, Any], at: str) -> None:
         field = "stream"
@@ -367,13 +390,17 @@ class _Accumulator:
         if acc is None:
             acc = self.calls[index] = {}
             self.message.setdefault("tool_calls", []).append(acc)
+        # A chunk that repeats the call's id resends the call whole (some servers do, in every
+        # chunk): its name is the name again. Without the id, a name continues the one before
+        # (servers that split it, as the SDK's accumulate_delta joins it).
+        resent = acc.get("id") is not None and call.get("id") == acc["id"]
         for key in call:
             if key == "index":
                 continue  # the stream's addressing, not part of the message
             if key in ("function", "custom"):
                 part = _opt(call, key, dict, field=field, at=at)
                 if part is not None:
-                    self.function(acc.setdefault(key, {}), part, f"{at}.{key}")
+                    self.function(acc.setdefault(key, {}), part, f"{at}.{key}", resent=resent)
             elif key in ("id", "type"):
                 value = _opt(call, key, str, field=field, at=at)
                 if value is not None:
@@ -381,15 +408,17 @@ class _Accumulator:
             else:
                 _merge(acc, key, call[key])
 
-    def function(self, acc: dict[str, Any], part: dict[str, Any], at: str) -> None:
+    def function(
+        self, acc: dict[str, Any], part: dict[str, Any], at: str, *, resent: bool = False
+    ) -> None:
         for key in part:
             value = _opt(part, key, str, field="stream", at=at)
             if value is None:
                 continue
-            if key in ("arguments", "input"):
+            if key in ("arguments", "input") or (key == "name" and not resent):
                 _merge(acc, key, value)
             else:
-                acc.setdefault(key, value)  # the name comes whole, sometimes repeated
+                acc.setdefault(key, value)  # a resent name, or a field that comes whole
 
 
 def _event_data(event: Event) -> Any:

@@ -5,8 +5,9 @@ the typed SSE stream.
   source text. A string ``input`` is one user Message whose raw is the exact JSON string literal.
 - Output (response body): one Message per item of ``output``, raw = the item's exact source text.
 - Output (stream): the items are rebuilt from the events (``response.output_item.done`` gives an
-  item whole; an item that never got its ``done`` is its ``added`` item plus the deltas), and each
-  item is serialised once with ``compact()``. Params come from the terminal event's response.
+  item whole; an item that never got its ``done`` is the terminal response's item of the same
+  identity, or, when that has none, its ``added`` item plus the deltas), and each item is
+  serialised once with ``compact()``. Params come from the terminal event's response.
 
 Blocks: a ``message`` item's blocks are its content parts; any other item is one block of its own
 type: ``reasoning`` is NEVER (``redacted`` when the provider sent only ``encrypted_content``),
@@ -36,6 +37,7 @@ from .base import (
     FormatError,
     element_spans,
     expect,
+    join_pieces,
     json_type,
 )
 from .base import body_members as _members
@@ -342,14 +344,32 @@ def _joined(item: dict[str, Any]) -> dict[str, Any]:
     parts (content, summary), which is as deep as deltas go."""
     for key, value in item.items():
         if isinstance(value, _Pieces):
-            item[key] = "".join(value)
+            item[key] = join_pieces(value)
         elif isinstance(value, list):
             for part in value:
                 if isinstance(part, dict):
                     for k, v in part.items():
                         if isinstance(v, _Pieces):
-                            part[k] = "".join(v)
+                            part[k] = join_pieces(v)
     return item
+
+
+# Items a stream names by their call id alone (their ``id`` may differ between events).
+_CALL_ID_ITEMS = frozenset({"function_call", "custom_tool_call", "shell_call", "shell_call_output"})
+
+
+def _identity(item: Any) -> tuple[Any, Any, Any]:
+    """Which output item this is, as the SDK's ``ResponseStreamState`` matches an item of the
+    stream with one of the terminal response's output."""
+    if not isinstance(item, dict):
+        return (object(), None, None)
+    kind, item_id, call_id = (_name(item.get(k)) for k in ("type", "id", "call_id"))
+    return (kind, None, call_id) if kind in _CALL_ID_ITEMS else (kind, item_id, call_id)
+
+
+def _name(value: Any) -> Any:
+    """A string as itself; anything else matches nothing (a fresh object)."""
+    return value if value is None or isinstance(value, str) else object()
 
 
 class _Stream:
@@ -603,6 +623,27 @@ class _Stream:
         return count
 
 
+def _finish_from_terminal(state: _Stream, body: dict[str, Any], body_at: str) -> None:
+    """An item whose ``response.output_item.done`` never came is the terminal response's item of
+    the same identity (type and id, or call id), as the SDK takes it: the announced item still
+    says ``in_progress`` and may carry an early ``encrypted_content``. With no such item in the
+    terminal response, it stays as its events built it."""
+    pending = [k for k in sorted(state.items) if k not in state.done]
+    output = body.get("output")
+    if not pending or not isinstance(output, list):
+        return
+    final: dict[tuple[Any, Any, Any], tuple[int, dict[str, Any]]] = {}
+    for i, item in enumerate(output):
+        if isinstance(item, dict) and isinstance(item.get("type"), str):
+            final.setdefault(_identity(item), (i, item))
+    for k in pending:
+        found = final.get(_identity(state.items[k]))
+        if found is not None:
+            i, item = found
+            state.items[k] = item
+            state.item_at[k] = f"{body_at}.output[{i}]"
+
+
 def _parse_stream(text: Any, params: Params) -> list[Message]:
     field = "stream"
     if not isinstance(text, str):
@@ -625,6 +666,8 @@ def _parse_stream(text: Any, params: Params) -> list[Message]:
     else:
         body, body_at = state.failed or state.skeleton or ({}, "$")
 
+    if state.final is not None:
+        _finish_from_terminal(state, body, body_at)
     items = [_joined(state.items[k]) for k in sorted(state.items)]
     where = [state.item_at[k] for k in sorted(state.items)]
     if not items and state.final is not None:

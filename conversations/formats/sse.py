@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from .base import FormatError
+from .base import FormatError, strict_loads
 
 _LINES = re.compile(r"\r\n|\r|\n")
 
@@ -28,11 +28,20 @@ class Event:
     unterminated: bool = False
 
     def json(self, *, field: str = "stream") -> Any:
+        """The data as JSON. Refused: what is not JSON, and numbers JSON cannot carry back
+        (NaN, Infinity, 1e400): the accumulated message is serialised again, and must stay JSON."""
         try:
-            return json.loads(self.data)
+            return strict_loads(self.data)
         except json.JSONDecodeError as exc:
             raise FormatError(
                 f"event {self.index} ({self.event}): data is not valid JSON: {exc.msg}",
+                field=field,
+                at=f"$[{self.index}].data",
+                code="not_json",
+            ) from None
+        except ValueError as exc:  # NotFinite, or an integer longer than int() reads
+            raise FormatError(
+                f"event {self.index} ({self.event}): data is not valid JSON: {exc}",
                 field=field,
                 at=f"$[{self.index}].data",
                 code="not_json",

@@ -113,3 +113,18 @@ def test_continued_assistant_message_supersedes_the_sent_version(api: APIClient)
     )
     assert third.json()["history_rewritten"] is False, third.json()
     assert not Exchange.objects.filter(history_rewritten=True).exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "unknown"),
+    [("ai-sdk-unknown-chunk.sse", ["reasoning-file"]), ("ai-sdk-v6-parts.sse", [])],
+)
+def test_chunk_types_read_past_flag_the_exchange(
+    api: APIClient, name: str, unknown: list[str]
+) -> None:
+    """Issue 13: a chunk type the format does not know is read past and the exchange says so."""
+    stream = (AI_SDK.parent / "streams" / name).read_text(encoding="utf-8")
+    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Where is it?"}]}
+    response = post_json(api, URL, body({"messages": [user]}, stream=stream))
+    assert response.status_code == 201, response.json()
+    assert Exchange.objects.get().unknown_chunks == unknown

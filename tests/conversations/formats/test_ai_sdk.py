@@ -637,7 +637,7 @@ def test_provider_metadata_is_kept_on_text_and_reasoning_in_sdk_key_order() -> N
     )
     parts = parsed.output[0].raw.split('"parts":', 1)[1]
     assert parts == (
-        '[{"type":"reasoning","text":"hmm","providerMetadata":{"openai":{"itemId":"rs_1"}},'
+        '[{"type":"reasoning","id":"r","text":"hmm","providerMetadata":{"openai":{"itemId":"rs_1"}},'
         '"state":"done"},{"type":"text","text":"","providerMetadata":{"x":{"a":1}},'
         '"state":"done"}]}'
     )

@@ -483,7 +483,7 @@ def test_stream_other_choices_and_unknown_keys() -> None:
         "role": "assistant",
         "content": "ab",
         "annotations": [{"u": 1}, {"u": 2}],
-        "audio": {"id": "y"},
+        "audio": {"id": "x"},  # objects merge; an id names the object and stays (issue 13)
     }
 
 
