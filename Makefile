@@ -11,11 +11,12 @@ export DEBUG ?= true
 
 .PHONY: run test venv services migrate demo lint typecheck stop-services clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "$(PYTHON) not found: Python 3.11 is needed"; exit 1; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e ".[dev,embedded,run]"
+	$(PY) -m pip install --quiet -e ./clients/python
 	touch $@
 
 venv: $(VENV)/.installed
