@@ -245,6 +245,7 @@ class Served:
     format: str
     body: bytes
     streamed: bool
+    source: str = ""  # the recording's file name, "#N" for its N-th exchange
 
     def reply(self, **options: Any) -> Reply:
         return Reply(self.body, content_type=SSE if self.streamed else JSON, **options)
@@ -255,9 +256,9 @@ def served(recorded: Recorded, model: str) -> Served:
         text = recorded.stream
         if recorded.format == "anthropic.messages":
             text = anthropic_sse(text)
-        return Served(model, recorded.format, text.encode("utf-8"), True)
+        return Served(model, recorded.format, text.encode("utf-8"), True, recorded.name)
     assert recorded.response is not None
-    return Served(model, recorded.format, recorded.response.encode("utf-8"), False)
+    return Served(model, recorded.format, recorded.response.encode("utf-8"), False, recorded.name)
 
 
 def all_served() -> list[Served]:
