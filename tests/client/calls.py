@@ -14,9 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import anthropic
-import openai
-
 import console_client
+import openai
 
 
 @dataclass(frozen=True)
@@ -59,7 +58,10 @@ def _request(call: Call) -> tuple[str, dict[str, Any]]:
         messages = [{"role": "user", "content": call.question}]
         return "messages", {"model": call.model, "max_tokens": 1024, "messages": messages}
     if call.format == "openai.responses":
-        return "responses", {"model": call.model, "input": [{"role": "user", "content": call.question}]}
+        return "responses", {
+            "model": call.model,
+            "input": [{"role": "user", "content": call.question}],
+        }
     if call.format == "openai.chat":
         messages = [{"role": "user", "content": call.question}]
         return "chat.completions", {"model": call.model, "messages": messages}
@@ -102,24 +104,34 @@ def run(calls: list[Call], provider_url: str, *, url: str, token: str, **options
     transport the SDK clients used."""
     answers: dict[int, list[Any]] = {}
     info: dict[str, str] = {}
-    sdk = {k: console_client.instrument(v, url=url, token=token, **options) for k, v in sync_clients(provider_url).items()}
+    sdk = {
+        k: console_client.instrument(v, url=url, token=token, **options)
+        for k, v in sync_clients(provider_url).items()
+    }
     http = sdk["anthropic"]._client
     info["library"] = type(http).__mro__[-2].__module__.partition(".")[0]
     info["transport"] = type(http._transport).__name__
     try:
         for i, call in enumerate(calls):
             if not call.asynchronous:
-                with console_client.conversation(call.conversation, customer=call.customer, labels=call.labels):
+                with console_client.conversation(
+                    call.conversation, customer=call.customer, labels=call.labels
+                ):
                     answers[i] = sync_call(sdk[sdk_of(call)], call)
     finally:
         for client in sdk.values():
             client.close()
 
     async def all_async() -> None:
-        clients = {k: console_client.instrument(v, url=url, token=token, **options) for k, v in async_clients(provider_url).items()}
+        clients = {
+            k: console_client.instrument(v, url=url, token=token, **options)
+            for k, v in async_clients(provider_url).items()
+        }
 
         async def one(i: int, call: Call) -> None:
-            with console_client.conversation(call.conversation, customer=call.customer, labels=call.labels):
+            with console_client.conversation(
+                call.conversation, customer=call.customer, labels=call.labels
+            ):
                 answers[i] = await async_call(clients[sdk_of(call)], call)
 
         try:

@@ -37,11 +37,11 @@ from tests.providers import Recorded, fixture_files, load
 from .provider import JSON, SSE, FakeProvider, Reply, fake_provider
 
 try:  # the package under test: installed by `make venv` (pip install -e ./clients/python)
-    import console_client  # noqa: F401
+    import console_client
 except ImportError:  # a venv made before the client existed: test the working tree's copy
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python" / "src"))
 
-import console_client  # noqa: E402
+import console_client
 
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN = Path(sys.executable).parent / "gunicorn"
@@ -135,7 +135,9 @@ class ConsoleServer:
                 time.sleep(0.1)
             finally:
                 conn.close()
-        raise AssertionError(f"gunicorn did not answer in {START_SECONDS}s:\n{self.log.read_text()}")
+        raise AssertionError(
+            f"gunicorn did not answer in {START_SECONDS}s:\n{self.log.read_text()}"
+        )
 
     def freeze(self) -> None:
         assert self.process is not None
@@ -230,8 +232,7 @@ def anthropic_sse(text: str) -> str:
         if not block.strip():
             continue
         data = "\n".join(
-            line[5:].lstrip(" ") if line.startswith("data:") else line
-            for line in block.split("\n")
+            line[5:].lstrip(" ") if line.startswith("data:") else line for line in block.split("\n")
         )
         events.append(f"event: {json.loads(data)['type']}\n{block}\n\n")
     return "".join(events)

@@ -86,6 +86,9 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    # Small chunks go out at once, as a provider's do (Nagle's algorithm would hold each one
+    # back for the client's delayed ACK: tens of milliseconds).
+    disable_nagle_algorithm = True
 
     def do_POST(self) -> None:
         fake = self.server.fake
@@ -121,9 +124,8 @@ class _Handler(BaseHTTPRequestHandler):
             for n, start in enumerate(range(0, len(data), reply.chunk)):
                 if n and reply.chunk_delay:
                     time.sleep(reply.chunk_delay)
-                if reply.gate is not None and n == reply.gate_after:
-                    if not self._wait(reply.gate):
-                        return
+                if reply.gate is not None and n == reply.gate_after and not self._wait(reply.gate):
+                    return
                 self._chunk(data[start : start + reply.chunk])
             if reply.hold_end is not None and not self._wait(reply.hold_end):
                 return
@@ -143,7 +145,9 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
         self.wfile.flush()
 
-    def _send(self, status: int, content_type: str, body: bytes, encoding: str | None = None) -> None:
+    def _send(
+        self, status: int, content_type: str, body: bytes, encoding: str | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))

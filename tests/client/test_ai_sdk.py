@@ -13,9 +13,9 @@ import subprocess
 import time
 from pathlib import Path
 
+import console_client
 import pytest
 
-import console_client
 from conversations import formats
 from conversations.models import Conversation, Exchange
 
@@ -51,7 +51,10 @@ def ai_sdk() -> Path:
             shutil.copy(HERE / name, target / name)
         npm = subprocess.run(
             [NPM, "ci", "--no-audit", "--no-fund", "--silent"],
-            cwd=target, capture_output=True, text=True, timeout=600,
+            cwd=target,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
         if npm.returncode != 0:
             shutil.rmtree(target, ignore_errors=True)
@@ -75,8 +78,20 @@ def test_the_route_handler_posts_the_ui_message_exchange(
             (run_dir / name).write_text(code)
         shutil.copy(HERE / "harness.mjs", run_dir / "harness.mjs")
         node = subprocess.run(
-            [NODE, "harness.mjs", provider.url, "claude-node", live_console.url, token, "cus-node", str(CHAT_REQUEST)],
-            cwd=run_dir, capture_output=True, text=True, timeout=120,
+            [
+                NODE,
+                "harness.mjs",
+                provider.url,
+                "claude-node",
+                live_console.url,
+                token,
+                "cus-node",
+                str(CHAT_REQUEST),
+            ],
+            cwd=run_dir,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -95,14 +110,22 @@ def test_the_route_handler_posts_the_ui_message_exchange(
 
     replay = console_client.history(conversation, url=live_console.url, token=token)
     *earlier, answer = replay.raw_messages
-    parsed = formats.get("ai-sdk.ui").parse(request=request_text, response=answer.decode(), stream=None)
+    parsed = formats.get("ai-sdk.ui").parse(
+        request=request_text, response=answer.decode(), stream=None
+    )
     # The browser's messages, byte for byte as it sent them (pretty-printed in the fixture).
     assert len(earlier) == len(json.loads(request_text)["messages"])
     assert earlier == [m.raw.encode() for m in parsed.history]
     assert all(m in request_text.encode() for m in earlier)
     # The assistant UIMessage carries what the provider streamed.
-    events = [json.loads(line[6:]) for line in served.body.decode().splitlines() if line.startswith("data: ")]
-    said = "".join(e["delta"]["text"] for e in events if e.get("delta", {}).get("type") == "text_delta")
+    events = [
+        json.loads(line[6:])
+        for line in served.body.decode().splitlines()
+        if line.startswith("data: ")
+    ]
+    said = "".join(
+        e["delta"]["text"] for e in events if e.get("delta", {}).get("type") == "text_delta"
+    )
     assert said
     message = json.loads(answer)
     assert message["role"] == "assistant"

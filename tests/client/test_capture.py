@@ -15,12 +15,11 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import console_client
 import httpx
 import httpx2
 import openai
 import pytest
-
-import console_client
 from console_client._capture import format_for
 from console_client._history import split_envelope
 
@@ -30,7 +29,12 @@ from .provider import JSON, SSE, FakeProvider, Reply
 
 WAIT_SECONDS = 30
 # The console is down: the first failed post spools, the next try is far off.
-SLOW_RETRY = {"backoff": 30.0, "backoff_max": 60.0, "connect_timeout": 0.5, "retries_before_spool": 0}
+SLOW_RETRY = {
+    "backoff": 30.0,
+    "backoff_max": 60.0,
+    "connect_timeout": 0.5,
+    "retries_before_spool": 0,
+}
 SSE_TEXT = (
     'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message",'
     '"role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":3,'
@@ -86,7 +90,11 @@ def spooled(spool: Path, count: int) -> list[dict[str, Any]]:
 
 
 def ask(client: anthropic.Anthropic, model: str) -> Any:
-    kwargs: dict[str, Any] = {"model": model, "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
     if model.startswith("sse"):
         with client.messages.create(stream=True, **kwargs) as stream:
             return list(stream)
@@ -112,7 +120,9 @@ def test_the_format_comes_from_the_path(method: str, path: str, expected: str | 
     assert format_for(method, path) == expected
 
 
-def test_request_and_answer_bytes_are_captured_exactly(sdk: anthropic.Anthropic, provider: FakeProvider, tmp_path: Path) -> None:
+def test_request_and_answer_bytes_are_captured_exactly(
+    sdk: anthropic.Anthropic, provider: FakeProvider, tmp_path: Path
+) -> None:
     with console_client.conversation("c-1", customer="u-9", labels={"queue": "billing"}):
         events = ask(sdk, "sse")
         message = ask(sdk, "json")
@@ -123,7 +133,11 @@ def test_request_and_answer_bytes_are_captured_exactly(sdk: anthropic.Anthropic,
     assert second["response"] == JSON_BODY and "stream" not in second
     for body, model in ((first, "sse"), (second, "json")):
         assert body["request"].encode() == provider.requests_for(model)[0].body
-        assert (body["conversation"], body["customer"], body["labels"]) == ("c-1", "u-9", {"queue": "billing"})
+        assert (body["conversation"], body["customer"], body["labels"]) == (
+            "c-1",
+            "u-9",
+            {"queue": "billing"},
+        )
         assert body["format"] == "anthropic.messages"
         assert body["latency_ms"] >= 0 and body["started_at"].endswith("+00:00")
     assert first["_key"] != second["_key"]  # one Idempotency-Key per exchange
@@ -134,11 +148,21 @@ def test_a_gzip_answer_is_captured_as_the_sdk_read_it(
     streamed: bool, provider: FakeProvider, down_url: str, tmp_path: Path
 ) -> None:
     body = SSE_TEXT if streamed else JSON_BODY
-    provider.route("gz", Reply(body.encode(), content_type=SSE if streamed else JSON, gzip=True, chunk=11))
-    client = console_client.instrument(
-        anthropic.Anthropic(base_url=provider.url, **COMMON), url=down_url, token="tok", spool_dir=tmp_path, **SLOW_RETRY
+    provider.route(
+        "gz", Reply(body.encode(), content_type=SSE if streamed else JSON, gzip=True, chunk=11)
     )
-    kwargs: dict[str, Any] = {"model": "gz", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}]}
+    client = console_client.instrument(
+        anthropic.Anthropic(base_url=provider.url, **COMMON),
+        url=down_url,
+        token="tok",
+        spool_dir=tmp_path,
+        **SLOW_RETRY,
+    )
+    kwargs: dict[str, Any] = {
+        "model": "gz",
+        "max_tokens": 10,
+        "messages": [{"role": "user", "content": "hi"}],
+    }
     with console_client.conversation("c-gz", customer="u-9"):
         if streamed:
             with client.messages.create(stream=True, **kwargs) as stream:
@@ -159,21 +183,33 @@ def test_calls_outside_a_conversation_are_counted_not_captured(
     assert len(ask(sdk, "sse")) == 6
     counts = console_client.counters()
     assert (counts.uncaptured, counts.captured) == (2, 0)
-    warnings = [r for r in caplog.records if r.levelno == logging.WARNING and "outside" in r.getMessage()]
+    warnings = [
+        r for r in caplog.records if r.levelno == logging.WARNING and "outside" in r.getMessage()
+    ]
     assert len(warnings) == 1  # said once, then counted
     assert not list(tmp_path.rglob("*.exchange"))
 
 
-def test_a_provider_error_reaches_the_sdk_unchanged_and_is_not_posted(sdk: anthropic.Anthropic, provider: FakeProvider) -> None:
-    provider.route("overloaded", Reply(b'{"type":"error","error":{"type":"overloaded_error","message":"busy"}}', status=529))
-    with console_client.conversation("c-err", customer="u-9"), pytest.raises(anthropic.APIStatusError) as raised:
+def test_a_provider_error_reaches_the_sdk_unchanged_and_is_not_posted(
+    sdk: anthropic.Anthropic, provider: FakeProvider
+) -> None:
+    provider.route(
+        "overloaded",
+        Reply(b'{"type":"error","error":{"type":"overloaded_error","message":"busy"}}', status=529),
+    )
+    with (
+        console_client.conversation("c-err", customer="u-9"),
+        pytest.raises(anthropic.APIStatusError) as raised,
+    ):
         ask(sdk, "overloaded")
     assert raised.value.status_code == 529
     counts = console_client.counters()
     assert (counts.skipped, counts.captured) == (1, 0)
 
 
-def test_the_context_is_per_thread_and_per_task(sdk: anthropic.Anthropic, provider: FakeProvider, down_url: str, tmp_path: Path) -> None:
+def test_the_context_is_per_thread_and_per_task(
+    sdk: anthropic.Anthropic, provider: FakeProvider, down_url: str, tmp_path: Path
+) -> None:
     barrier = threading.Barrier(2)
 
     def worker(name: str) -> None:
@@ -190,18 +226,27 @@ def test_the_context_is_per_thread_and_per_task(sdk: anthropic.Anthropic, provid
         t.join(timeout=WAIT_SECONDS)
     bodies = spooled(tmp_path, 4)
     assert sorted((b["conversation"], b["customer"], "stream" in b) for b in bodies) == [
-        ("c-a", "u-a", False), ("c-a", "u-a", True), ("c-b", "u-b", False), ("c-b", "u-b", True)
+        ("c-a", "u-a", False),
+        ("c-a", "u-a", True),
+        ("c-b", "u-b", False),
+        ("c-b", "u-b", True),
     ]
 
     async def tasks() -> None:
         client = console_client.instrument(
-            anthropic.AsyncAnthropic(base_url=provider.url, **COMMON), url=down_url, token="tok", spool_dir=tmp_path, **SLOW_RETRY
+            anthropic.AsyncAnthropic(base_url=provider.url, **COMMON),
+            url=down_url,
+            token="tok",
+            spool_dir=tmp_path,
+            **SLOW_RETRY,
         )
 
         async def one(name: str) -> None:
             with console_client.conversation(f"c-task-{name}", customer="u-t"):
                 await asyncio.sleep(0)  # let the other task enter its own conversation
-                await client.messages.create(model="json", max_tokens=1, messages=[{"role": "user", "content": "hi"}])
+                await client.messages.create(
+                    model="json", max_tokens=1, messages=[{"role": "user", "content": "hi"}]
+                )
 
         await asyncio.gather(one("x"), one("y"))
         await client.close()
@@ -211,7 +256,9 @@ def test_the_context_is_per_thread_and_per_task(sdk: anthropic.Anthropic, provid
     assert {"c-task-x", "c-task-y"} <= names
 
 
-def test_a_thread_pool_worker_needs_the_context_copied(sdk: anthropic.Anthropic, tmp_path: Path) -> None:
+def test_a_thread_pool_worker_needs_the_context_copied(
+    sdk: anthropic.Anthropic, tmp_path: Path
+) -> None:
     with console_client.conversation("c-pool", customer="u-9"), ThreadPoolExecutor(1) as pool:
         pool.submit(ask, sdk, "json").result()  # the worker's own (empty) context
         context = contextvars.copy_context()
@@ -220,27 +267,42 @@ def test_a_thread_pool_worker_needs_the_context_copied(sdk: anthropic.Anthropic,
     assert [b["conversation"] for b in spooled(tmp_path, 1)] == ["c-pool"]
 
 
-def test_openai_clients_and_copies_share_the_instrumentation(provider: FakeProvider, down_url: str, tmp_path: Path) -> None:
-    chat = '{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}'
+def test_openai_clients_and_copies_share_the_instrumentation(
+    provider: FakeProvider, down_url: str, tmp_path: Path
+) -> None:
+    chat = (
+        '{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,'
+        '"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}'
+    )
     provider.route("chat", Reply(chat.encode()))
     client = console_client.instrument(
-        openai.OpenAI(base_url=provider.url + "/v1", **COMMON), url=down_url, token="tok", spool_dir=tmp_path, **SLOW_RETRY
+        openai.OpenAI(base_url=provider.url + "/v1", **COMMON),
+        url=down_url,
+        token="tok",
+        spool_dir=tmp_path,
+        **SLOW_RETRY,
     )
     again = console_client.instrument(client, url=down_url, token="tok")  # wraps nothing twice
     assert again is client
     assert type(client._client._transport).__name__ == "CaptureTransport"
     assert type(client._client._transport.inner).__name__ == "HTTPTransport"
     with console_client.conversation("c-oai", customer="u-9"):
-        client.with_options(timeout=5).chat.completions.create(model="chat", messages=[{"role": "user", "content": "hi"}])
+        client.with_options(timeout=5).chat.completions.create(
+            model="chat", messages=[{"role": "user", "content": "hi"}]
+        )
     client.close()
     (body,) = spooled(tmp_path, 1)
     assert (body["format"], body["response"]) == ("openai.chat", chat)
 
 
-def test_plain_httpx_clients_of_either_library(provider: FakeProvider, down_url: str, tmp_path: Path) -> None:
+def test_plain_httpx_clients_of_either_library(
+    provider: FakeProvider, down_url: str, tmp_path: Path
+) -> None:
     provider.route("json", Reply(JSON_BODY.encode()))
     for lib in (httpx2, httpx):
-        http_client = console_client.instrument(lib.Client(), url=down_url, token="tok", spool_dir=tmp_path, **SLOW_RETRY)
+        http_client = console_client.instrument(
+            lib.Client(), url=down_url, token="tok", spool_dir=tmp_path, **SLOW_RETRY
+        )
         with console_client.conversation(f"c-{lib.__name__}", customer="u-9"):
             answer = http_client.post(provider.url + "/v1/messages", content=b'{"model":"json"}')
         assert answer.text == JSON_BODY
@@ -265,7 +327,9 @@ def test_what_cannot_be_instrumented_or_named_is_refused() -> None:
         console_client.conversation("c", customer="u", labels={"at": object()}).__enter__()
 
 
-def test_a_full_queue_drops_and_counts(provider: FakeProvider, down_url: str, tmp_path: Path) -> None:
+def test_a_full_queue_drops_and_counts(
+    provider: FakeProvider, down_url: str, tmp_path: Path
+) -> None:
     provider.route("json", Reply(JSON_BODY.encode()))
     client = console_client.instrument(
         anthropic.Anthropic(base_url=provider.url, **COMMON),
@@ -273,12 +337,17 @@ def test_a_full_queue_drops_and_counts(provider: FakeProvider, down_url: str, tm
         token="tok",
         spool_dir=tmp_path,
         queue_size=1,
-        **{**SLOW_RETRY, "retries_before_spool": 5},  # the thread waits on the first exchange's backoff, in memory
+        **{
+            **SLOW_RETRY,
+            "retries_before_spool": 5,
+        },  # the thread waits on the first exchange's backoff, in memory
     )
     (target,) = console_client._consoles.values()
     with console_client.conversation("c-q", customer="u-9"):
         ask(client, "json")
-        eventually("the first exchange in the thread's hands", lambda: target._busy and not target._queue)
+        eventually(
+            "the first exchange in the thread's hands", lambda: target._busy and not target._queue
+        )
         ask(client, "json")  # queued
         ask(client, "json")  # the queue is full: dropped
     client.close()
@@ -294,8 +363,13 @@ def test_a_spool_that_cannot_be_written_never_breaks_the_chat(
     blocked.write_text("not a directory")
     caplog.set_level(logging.WARNING, logger="console_client")
     client = console_client.instrument(
-        anthropic.Anthropic(base_url=provider.url, **COMMON), url=down_url, token="tok", spool_dir=blocked,
-        retries_before_spool=0, backoff=0.01, backoff_max=0.02,
+        anthropic.Anthropic(base_url=provider.url, **COMMON),
+        url=down_url,
+        token="tok",
+        spool_dir=blocked,
+        retries_before_spool=0,
+        backoff=0.01,
+        backoff_max=0.02,
     )
     with console_client.conversation("c-nospool", customer="u-9"):
         assert ask(client, "json").id == "msg_2"
@@ -307,7 +381,10 @@ def test_a_spool_that_cannot_be_written_never_breaks_the_chat(
 def test_the_replay_is_cut_into_exact_elements() -> None:
     raw = '{"messages":[{"a": 1,  "b":"ç\\u00e7"},[1 ,2],"x" , {"c":{"d":[]}}]}'.encode()
     assert split_envelope(raw) == (
-        '{"a": 1,  "b":"ç\\u00e7"}'.encode(), b"[1 ,2]", b'"x"', b'{"c":{"d":[]}}'
+        '{"a": 1,  "b":"ç\\u00e7"}'.encode(),
+        b"[1 ,2]",
+        b'"x"',
+        b'{"c":{"d":[]}}',
     )
     assert split_envelope(b'{"messages":[]}') == ()
     history = console_client.History("c", raw, split_envelope(raw))

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import console_client
 import pytest
 
-import console_client
 from conversations import formats
 from conversations.models import Conversation, Exchange
 from conversations.replay import envelope
@@ -52,12 +52,22 @@ def spooled_bodies(spool: Path) -> list[dict[str, Any]]:
 
 
 def anthropic_turns(
-    provider: FakeProvider, served: list[Served], conversation: str, *, url: str, token: str, spool: Path
+    provider: FakeProvider,
+    served: list[Served],
+    conversation: str,
+    *,
+    url: str,
+    token: str,
+    spool: Path,
 ) -> list[bytes]:
     """A conversation of several turns: each request carries the earlier turns (the assistant's
     as the console's parser reads the answer). Returns the request bytes the fake received."""
     client = console_client.instrument(
-        anthropic.Anthropic(base_url=provider.url, **COMMON), url=url, token=token, spool_dir=spool, **FAST
+        anthropic.Anthropic(base_url=provider.url, **COMMON),
+        url=url,
+        token=token,
+        spool_dir=spool,
+        **FAST,
     )
     messages: list[Any] = []
     requests = []
@@ -67,15 +77,21 @@ def anthropic_turns(
             messages.append({"role": "user", "content": f"turn {i}: where is my parcel?"})
             with console_client.conversation(conversation, customer="cus-turns"):
                 if s.streamed:
-                    with client.messages.create(model=s.model, max_tokens=1024, messages=messages, stream=True) as stream:
+                    with client.messages.create(
+                        model=s.model, max_tokens=1024, messages=messages, stream=True
+                    ) as stream:
                         assert list(stream)
                 else:
-                    assert client.messages.create(model=s.model, max_tokens=1024, messages=messages).id
+                    assert client.messages.create(
+                        model=s.model, max_tokens=1024, messages=messages
+                    ).id
             (received,) = provider.requests_for(s.model)
             requests.append(received.body)
             text = s.body.decode()
             parsed = formats.get(s.format).parse(
-                request=received.body.decode(), response=None if s.streamed else text, stream=text if s.streamed else None
+                request=received.body.decode(),
+                response=None if s.streamed else text,
+                stream=text if s.streamed else None,
             )
             messages.append(json.loads(parsed.output[0].raw))
     finally:
@@ -88,9 +104,13 @@ def turns_replay(served: list[Served], requests: list[bytes]) -> bytes:
     for s, request in zip(served, requests, strict=True):
         text = s.body.decode()
         parsed = formats.get(s.format).parse(
-            request=request.decode(), response=None if s.streamed else text, stream=text if s.streamed else None
+            request=request.decode(),
+            response=None if s.streamed else text,
+            stream=text if s.streamed else None,
         )
-        elements += [m.raw for m in parsed.history[len(elements) :]] + [m.raw for m in parsed.output]
+        elements += [m.raw for m in parsed.history[len(elements) :]] + [
+            m.raw for m in parsed.output
+        ]
     return envelope(elements)
 
 
@@ -106,9 +126,14 @@ def test_console_down_then_up_everything_spooled_arrives_once(
     server: ConsoleServer = console_factory(port=free_port())  # not started: connection refused
     spool = tmp_path / "spool"
     served = [pick(p) for p in TURNS]
-    requests = anthropic_turns(provider, served, "conv-down-up", url=server.url, token=token, spool=spool)
+    requests = anthropic_turns(
+        provider, served, "conv-down-up", url=server.url, token=token, spool=spool
+    )
     others = [pick("openai-web-search-tool.1.chunks"), pick("deepseek-reasoning.json")]
-    calls = [Call(f"conv-down-up-{i}", "cus-2", s.format, s.model, s.streamed) for i, s in enumerate(others)]
+    calls = [
+        Call(f"conv-down-up-{i}", "cus-2", s.format, s.model, s.streamed)
+        for i, s in enumerate(others)
+    ]
     for s in others:
         provider.route(s.model, s.reply())
     answers, _ = run(calls, provider.url, url=server.url, token=token, spool_dir=spool, **FAST)
@@ -120,7 +145,10 @@ def test_console_down_then_up_everything_spooled_arrives_once(
     assert (counts.captured, counts.spooled, counts.sent, counts.dropped) == (total, total, 0, 0)
     # The spool holds what the SDK sent and what the fake sent back, byte for byte.
     bodies = spooled_bodies(spool)
-    assert [b["conversation"] for b in bodies] == ["conv-down-up"] * 3 + ["conv-down-up-0", "conv-down-up-1"]
+    assert [b["conversation"] for b in bodies] == ["conv-down-up"] * 3 + [
+        "conv-down-up-0",
+        "conv-down-up-1",
+    ]
     for body, s in zip(bodies, served + others, strict=True):
         assert body["stream" if s.streamed else "response"] == s.body.decode()
         assert body["request"].encode() == provider.requests_for(s.model)[0].body
@@ -143,19 +171,37 @@ def test_console_down_then_up_everything_spooled_arrives_once(
 
 
 def test_a_full_spool_drops_the_oldest_first_and_says_so(
-    provider: FakeProvider, console_factory: Any, token: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    provider: FakeProvider,
+    console_factory: Any,
+    token: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     server: ConsoleServer = console_factory(port=free_port())
     served = pick("anthropic-mcp.1.json")
     provider.route(served.model, served.reply())
-    calls = [Call(f"conv-full-{i}", "cus-full", served.format, served.model, False) for i in range(5)]
+    calls = [
+        Call(f"conv-full-{i}", "cus-full", served.format, served.model, False) for i in range(5)
+    ]
     caplog.set_level(logging.WARNING, logger="console_client")
-    answers, _ = run(calls, provider.url, url=server.url, token=token, spool_dir=tmp_path, spool_max_files=3, **FAST)
+    answers, _ = run(
+        calls,
+        provider.url,
+        url=server.url,
+        token=token,
+        spool_dir=tmp_path,
+        spool_max_files=3,
+        **FAST,
+    )
     assert all(answers)
     eventually("five exchanges through the spool", lambda: console_client.counters().spooled == 5)
     counts = console_client.counters()
     assert (counts.spooled, counts.dropped) == (5, 2)
-    assert [b["conversation"] for b in spooled_bodies(tmp_path)] == ["conv-full-2", "conv-full-3", "conv-full-4"]
+    assert [b["conversation"] for b in spooled_bodies(tmp_path)] == [
+        "conv-full-2",
+        "conv-full-3",
+        "conv-full-4",
+    ]
     full = [r.getMessage() for r in caplog.records if "the spool is full" in r.getMessage()]
     assert len(full) == 2
     assert "conv-full-0" in full[0] and "conv-full-1" in full[1]
@@ -172,19 +218,26 @@ def test_a_console_answering_500_never_breaks_a_chat_call(
     port = free_port()
     broken: ConsoleServer = console_factory(port=port, broken_database=True).start()
     conn = http.client.HTTPConnection(HOST, port, timeout=30)
-    conn.request("POST", "/api/v1/exchanges", body=b"{}", headers={"Authorization": f"Bearer {token}"})
+    conn.request(
+        "POST", "/api/v1/exchanges", body=b"{}", headers={"Authorization": f"Bearer {token}"}
+    )
     assert conn.getresponse().status == 500  # really a console answering 500
     conn.close()
 
     served = [pick("anthropic-clear-thinking"), pick("openai-reasoning-encrypted-content.1.json")]
-    calls = [Call(f"conv-500-{i}", "cus-500", s.format, s.model, s.streamed) for i, s in enumerate(served)]
+    calls = [
+        Call(f"conv-500-{i}", "cus-500", s.format, s.model, s.streamed)
+        for i, s in enumerate(served)
+    ]
     for s in served:
         provider.route(s.model, s.reply())
     answers, _ = run(calls, provider.url, url=broken.url, token=token, spool_dir=tmp_path, **FAST)
     # The SDK's answers are the provider's, whole.
     assert answers[0][-1].type == "message_stop"
     assert answers[1][0].id == json.loads(served[1].body)["id"]
-    eventually("both exchanges retried, then spooled", lambda: console_client.counters().spooled == 2)
+    eventually(
+        "both exchanges retried, then spooled", lambda: console_client.counters().spooled == 2
+    )
     counts = console_client.counters()
     assert counts.retried >= 2 and counts.sent == 0 and counts.dropped == 0
 
@@ -202,14 +255,21 @@ def test_a_hanging_console_never_blocks_a_chat_call_and_a_retry_stores_once(
     the post it had queued: the Idempotency-Key makes the two one exchange."""
     server: ConsoleServer = console_factory().start()
     served = [pick("anthropic-clear-thinking"), pick("deepseek-reasoning.chunks")]
-    calls = [Call(f"conv-hang-{i}", "cus-hang", s.format, s.model, s.streamed) for i, s in enumerate(served)]
+    calls = [
+        Call(f"conv-hang-{i}", "cus-hang", s.format, s.model, s.streamed)
+        for i, s in enumerate(served)
+    ]
     for s in served:
         provider.route(s.model, s.reply())
     server.freeze()
     try:
-        answers, _ = run(calls, provider.url, url=server.url, token=token, spool_dir=tmp_path, **FAST)
+        answers, _ = run(
+            calls, provider.url, url=server.url, token=token, spool_dir=tmp_path, **FAST
+        )
         assert all(answers)
-        eventually("a post to the frozen console timed out", lambda: console_client.counters().retried >= 1)
+        eventually(
+            "a post to the frozen console timed out", lambda: console_client.counters().retried >= 1
+        )
         assert not console_client.flush(timeout=0.5)
         assert console_client.counters().sent == 0
     finally:
@@ -218,13 +278,17 @@ def test_a_hanging_console_never_blocks_a_chat_call_and_a_retry_stores_once(
     assert Exchange.objects.count() == 2
     for call, s in zip(calls, served, strict=True):
         (received,) = provider.requests_for(s.model)
-        assert console_client.history(call.conversation, url=server.url, token=token).raw == expected_replay(
-            s.format, received.body, s
-        )
+        assert console_client.history(
+            call.conversation, url=server.url, token=token
+        ).raw == expected_replay(s.format, received.body, s)
 
 
 def test_a_stream_cancelled_mid_way_is_posted_as_received_and_refused_by_the_ingest_api(
-    provider: FakeProvider, live_console: ConsoleServer, token: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    provider: FakeProvider,
+    live_console: ConsoleServer,
+    token: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     """The customer stops the answer: what arrived is posted. The ingest API has no field to
     accept a partial stream, so the console refuses it (400, nothing stored): counted, logged.
@@ -238,13 +302,24 @@ def test_a_stream_cancelled_mid_way_is_posted_as_received_and_refused_by_the_ing
     first_event = served.body.index(b"\n\n") + 2
     provider.route(served.model, served.reply(chunk=first_event, gate=gate, gate_after=1))
     client = console_client.instrument(
-        anthropic.Anthropic(base_url=provider.url, **COMMON), url=live_console.url, token=token, spool_dir=tmp_path, **FAST
+        anthropic.Anthropic(base_url=provider.url, **COMMON),
+        url=live_console.url,
+        token=token,
+        spool_dir=tmp_path,
+        **FAST,
     )
     caplog.set_level(logging.WARNING, logger="console_client")
     try:
-        with console_client.conversation("conv-cancelled", customer="cus-c"):
-            with client.messages.create(model=served.model, max_tokens=64, messages=[{"role": "user", "content": "hi"}], stream=True) as stream:
-                first = next(iter(stream))
+        with (
+            console_client.conversation("conv-cancelled", customer="cus-c"),
+            client.messages.create(
+                model=served.model,
+                max_tokens=64,
+                messages=[{"role": "user", "content": "hi"}],
+                stream=True,
+            ) as stream,
+        ):
+            first = next(iter(stream))
         assert first.type == "message_start"
     finally:
         gate.set()
@@ -266,14 +341,25 @@ def test_a_stream_closed_after_its_last_event_is_stored(
     hold = threading.Event()
     provider.route(served.model, served.reply(hold_end=hold))
     client = console_client.instrument(
-        anthropic.Anthropic(base_url=provider.url, **COMMON), url=live_console.url, token=token, spool_dir=tmp_path, **FAST
+        anthropic.Anthropic(base_url=provider.url, **COMMON),
+        url=live_console.url,
+        token=token,
+        spool_dir=tmp_path,
+        **FAST,
     )
     try:
-        with console_client.conversation("conv-closed", customer="cus-c"):
-            with client.messages.create(model=served.model, max_tokens=64, messages=[{"role": "user", "content": "hi"}], stream=True) as stream:
-                for event in stream:
-                    if event.type == "message_stop":
-                        break
+        with (
+            console_client.conversation("conv-closed", customer="cus-c"),
+            client.messages.create(
+                model=served.model,
+                max_tokens=64,
+                messages=[{"role": "user", "content": "hi"}],
+                stream=True,
+            ) as stream,
+        ):
+            for event in stream:
+                if event.type == "message_stop":
+                    break
     finally:
         hold.set()
         client.close()

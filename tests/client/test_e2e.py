@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-import pytest
 
 import console_client
+import pytest
+
 from conversations.models import Conversation, Exchange
 
 from .calls import Call, run
@@ -21,7 +22,9 @@ SERVED = all_served()
 FAST = {"backoff": 0.05, "backoff_max": 0.2}
 
 
-def check_arrived(call: Call, served: Served, provider: FakeProvider, console: ConsoleServer, token: str) -> None:
+def check_arrived(
+    call: Call, served: Served, provider: FakeProvider, console: ConsoleServer, token: str
+) -> None:
     (received,) = provider.requests_for(served.model)
     history = console_client.history(call.conversation, url=console.url, token=token)
     assert history.raw == expected_replay(call.format, received.body, served)
@@ -29,7 +32,10 @@ def check_arrived(call: Call, served: Served, provider: FakeProvider, console: C
     assert history.raw_messages[0] in received.body
     if not served.streamed and call.format != "openai.chat":
         # The answer's content (Anthropic) or output items (Responses): the fake's bytes.
-        assert all(m in served.body or m[m.index(b":[") + 1 : -1] in served.body for m in history.raw_messages[1:])
+        assert all(
+            m in served.body or m[m.index(b":[") + 1 : -1] in served.body
+            for m in history.raw_messages[1:]
+        )
     row = Conversation.objects.get(external_id=call.conversation)
     assert row.customer_external_id == call.customer
     assert Exchange.objects.filter(conversation=row).count() == 1
@@ -44,12 +50,19 @@ def test_every_fixture_arrives_byte_for_byte(
     for s in SERVED:
         provider.route(s.model, s.reply())
         calls.append(Call(f"conv-{s.model}", "cus-1", s.format, s.model, s.streamed))
-    answers, info = run(calls, provider.url, url=live_console.url, token=token, spool_dir=tmp_path, **FAST)
+    answers, info = run(
+        calls, provider.url, url=live_console.url, token=token, spool_dir=tmp_path, **FAST
+    )
     assert info == {"library": "httpx2", "transport": "CaptureTransport"}
     assert all(answers), "an SDK call returned nothing"
     assert console_client.flush(timeout=60)
     counts = console_client.counters()
-    assert (counts.captured, counts.sent, counts.dropped, counts.rejected) == (len(calls), len(calls), 0, 0)
+    assert (counts.captured, counts.sent, counts.dropped, counts.rejected) == (
+        len(calls),
+        len(calls),
+        0,
+        0,
+    )
     for call, s in zip(calls, SERVED, strict=True):
         check_arrived(call, s, provider, live_console, token)
 
@@ -65,8 +78,20 @@ def test_async_clients_and_concurrent_conversations(
     calls = []
     for i, s in enumerate(chosen):
         provider.route(s.model, s.reply(chunk=31))
-        calls.append(Call(f"conv-async-{i}", f"cus-async-{i}", s.format, s.model, s.streamed, {"queue": "billing"}, True))
-    answers, _ = run(calls, provider.url, url=live_console.url, token=token, spool_dir=tmp_path, **FAST)
+        calls.append(
+            Call(
+                f"conv-async-{i}",
+                f"cus-async-{i}",
+                s.format,
+                s.model,
+                s.streamed,
+                {"queue": "billing"},
+                True,
+            )
+        )
+    answers, _ = run(
+        calls, provider.url, url=live_console.url, token=token, spool_dir=tmp_path, **FAST
+    )
     assert all(answers)
     assert console_client.flush(timeout=30)
     assert console_client.counters().sent == len(calls)
@@ -80,7 +105,14 @@ def test_nothing_of_the_context_reaches_the_provider(
 ) -> None:
     served = next(s for s in SERVED if s.streamed and s.format == "anthropic.messages")
     provider.route(served.model, served.reply())
-    call = Call("conv-SECRET-ID-77", "cus-SECRET-CUSTOMER-88", served.format, served.model, True, {"queue": "LABEL-SECRET-99"})
+    call = Call(
+        "conv-SECRET-ID-77",
+        "cus-SECRET-CUSTOMER-88",
+        served.format,
+        served.model,
+        True,
+        {"queue": "LABEL-SECRET-99"},
+    )
     run([call], provider.url, url=live_console.url, token=token, spool_dir=tmp_path, **FAST)
     assert console_client.flush(timeout=30)
     (received,) = provider.requests_for(served.model)

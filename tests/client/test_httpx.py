@@ -17,9 +17,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import console_client
 import pytest
 
-import console_client
 from conversations.models import Conversation, Exchange
 
 from .calls import Call
@@ -39,26 +39,58 @@ def legacy_sdks() -> Path:
         partial = target.with_name(target.name + ".partial")
         shutil.rmtree(partial, ignore_errors=True)
         pip = subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-             "--no-deps", "--target", str(partial), "-r", str(PINS)],
-            capture_output=True, text=True, timeout=600,
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "--no-deps",
+                "--target",
+                str(partial),
+                "-r",
+                str(PINS),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
-        assert pip.returncode == 0, f"pip could not install {PINS.name}:\n{pip.stdout}\n{pip.stderr}"
+        assert pip.returncode == 0, (
+            f"pip could not install {PINS.name}:\n{pip.stdout}\n{pip.stderr}"
+        )
         partial.rename(target)
     return target
 
 
 def test_sdks_on_httpx(
-    legacy_sdks: Path, provider: FakeProvider, live_console: ConsoleServer, token: str, tmp_path: Path
+    legacy_sdks: Path,
+    provider: FakeProvider,
+    live_console: ConsoleServer,
+    token: str,
+    tmp_path: Path,
 ) -> None:
     chosen = []
     for fmt in ("anthropic.messages", "openai.responses", "openai.chat"):
         of_format = [s for s in all_served() if s.format == fmt]
-        chosen += [next(s for s in of_format if s.streamed), next(s for s in of_format if not s.streamed)]
+        chosen += [
+            next(s for s in of_format if s.streamed),
+            next(s for s in of_format if not s.streamed),
+        ]
     calls = []
     for i, s in enumerate(chosen):
         provider.route(s.model, s.reply())
-        calls.append(Call(f"conv-httpx-{i}", "cus-httpx", s.format, s.model, s.streamed, {"queue": "legacy"}, i % 2 == 1))
+        calls.append(
+            Call(
+                f"conv-httpx-{i}",
+                "cus-httpx",
+                s.format,
+                s.model,
+                s.streamed,
+                {"queue": "legacy"},
+                i % 2 == 1,
+            )
+        )
     plan = {
         "provider_url": provider.url,
         "url": live_console.url,
@@ -68,8 +100,13 @@ def test_sdks_on_httpx(
     }
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(legacy_sdks), str(ROOT)])}
     child = subprocess.run(
-        [sys.executable, "-m", "tests.client.calls"], input=json.dumps(plan), env=env,
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-m", "tests.client.calls"],
+        input=json.dumps(plan),
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert child.returncode == 0, child.stderr
     report = json.loads(child.stdout.strip().splitlines()[-1])

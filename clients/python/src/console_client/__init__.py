@@ -179,7 +179,7 @@ def history(
     if url is None or token is None:
         if len(_consoles) != 1:
             raise ValueError("console_client.history: give url= and token=")
-        (default_url, default_token), = _consoles
+        ((default_url, default_token),) = _consoles
         url = default_url if url is None else url
         token = default_token if token is None else token
     return _history(conversation, url=_check_url(url), token=_check_token(token), timeout=timeout)

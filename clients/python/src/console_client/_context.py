@@ -13,7 +13,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any
 
 # The console's limits (POST /api/v1/exchanges): checked here so a mistake shows where the
 # conversation is named, not as exchanges the console refuses later.
@@ -31,7 +31,7 @@ class Conversation:
     labels: Mapping[str, Any] = field(default_factory=dict)
 
 
-_current: ContextVar[Optional[Conversation]] = ContextVar("console_client_conversation", default=None)
+_current: ContextVar[Conversation | None] = ContextVar("console_client_conversation", default=None)
 
 
 def current() -> Conversation | None:
@@ -55,9 +55,7 @@ def _check_labels(labels: object) -> dict[str, Any]:
         raise TypeError("console_client.conversation: labels must be a mapping")
     out = dict(labels)
     queue = out.get("queue")
-    if queue is not None and (
-        not isinstance(queue, str) or not 0 < len(queue) <= MAX_QUEUE_CHARS
-    ):
+    if queue is not None and (not isinstance(queue, str) or not 0 < len(queue) <= MAX_QUEUE_CHARS):
         raise ValueError(
             f"console_client.conversation: labels['queue'] must be a string of 1 to "
             f"{MAX_QUEUE_CHARS} characters"
@@ -82,7 +80,9 @@ def conversation(
     This is the one place the client raises: a wrong type or an id the console would refuse
     is a programming mistake, better seen where it is made than as exchanges lost later.
     """
-    value = Conversation(_check_id("id", id), _check_id("customer", customer), _check_labels(labels))
+    value = Conversation(
+        _check_id("id", id), _check_id("customer", customer), _check_labels(labels)
+    )
     token = _current.set(value)
     try:
         yield value

@@ -405,7 +405,7 @@ class Console:
     def _failed(self, outcome: Outcome, why: str, retry_after: float | None) -> Outcome:
         with self._cond:
             self._failures += 1
-            ceiling = min(self.options.backoff_max, self.options.backoff * 2 ** self._failures)
+            ceiling = min(self.options.backoff_max, self.options.backoff * 2**self._failures)
             # Equal jitter: at least half the ceiling, so a crowd of clients spreads out
             # without any of them hammering a console that just came back.
             delay = ceiling / 2 + random.uniform(0, ceiling / 2)

@@ -75,11 +75,11 @@ async def _atee(inner: Any, capture: Capture, console: Console) -> AsyncIterator
         _finish(capture, console)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def classes(lib: ModuleType) -> tuple[type, type]:
     """(CaptureTransport, AsyncCaptureTransport) for ``lib`` (httpx2 or httpx)."""
 
-    class TeeStream(lib.SyncByteStream):  # type: ignore[name-defined,misc]
+    class TeeStream(lib.SyncByteStream):  # type: ignore[name-defined]
         def __init__(self, inner: Any, capture: Capture, console: Console) -> None:
             self._inner = inner
             self._capture = capture
@@ -94,7 +94,7 @@ def classes(lib: ModuleType) -> tuple[type, type]:
             finally:
                 _finish(self._capture, self._console)
 
-    class AsyncTeeStream(lib.AsyncByteStream):  # type: ignore[name-defined,misc]
+    class AsyncTeeStream(lib.AsyncByteStream):  # type: ignore[name-defined]
         def __init__(self, inner: Any, capture: Capture, console: Console) -> None:
             self._inner = inner
             self._capture = capture
@@ -123,7 +123,7 @@ def classes(lib: ModuleType) -> tuple[type, type]:
             log.exception("console_client: could not capture a response; passing it on")
         return response
 
-    class CaptureTransport(lib.BaseTransport):  # type: ignore[name-defined,misc]
+    class CaptureTransport(lib.BaseTransport):  # type: ignore[name-defined]
         def __init__(self, inner: Any, console: Console) -> None:
             self.inner = inner
             self.console = console
@@ -147,7 +147,7 @@ def classes(lib: ModuleType) -> tuple[type, type]:
         def __exit__(self, *args: Any) -> None:
             self.inner.__exit__(*args)
 
-    class AsyncCaptureTransport(lib.AsyncBaseTransport):  # type: ignore[name-defined,misc]
+    class AsyncCaptureTransport(lib.AsyncBaseTransport):  # type: ignore[name-defined]
         def __init__(self, inner: Any, console: Console) -> None:
             self.inner = inner
             self.console = console
@@ -189,8 +189,9 @@ def install(http_client: Any, lib: ModuleType, console: Console) -> int:
         nonlocal count
         count += 1
         if isinstance(transport, (sync, async_)):
-            transport.console = console
-            return transport
+            already: Any = transport
+            already.console = console
+            return already
         return wrapper(transport, console)
 
     http_client._transport = wrapped(http_client._transport)
