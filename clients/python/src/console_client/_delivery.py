@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import atexit
 import enum
+import http.client
 import logging
 import os
 import random
@@ -36,11 +37,10 @@ import weakref
 from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
 
 from ._capture import Capture, Unsendable
-from ._http import delivery_library
 from ._spool import Entry, Spool
+from ._wire import Wire
 
 log = logging.getLogger("console_client")
 
@@ -129,7 +129,7 @@ class Console:
         self._spool_lock = threading.RLock()
         self._failures = 0  # consecutive failed posts: the backoff exponent
         self._retry_at = 0.0  # no post before this (time.monotonic)
-        self._http: Any = None
+        self._http: Wire | None = None
         self._thread = threading.Thread(
             target=self._run, name="console-client-delivery", daemon=True
         )
@@ -334,34 +334,32 @@ class Console:
 
     # --- Posting -------------------------------------------------------------------------
 
-    def _client(self) -> Any:
+    def _wire(self) -> Wire:
         if self._http is None:
-            lib = delivery_library()
-            self._http = lib.Client(
-                timeout=lib.Timeout(self.options.timeout, connect=self.options.connect_timeout),
-                headers={
-                    "Authorization": f"Bearer {self.token}",
-                    "Content-Type": "application/json",
-                    "User-Agent": "console-client/0.1",
-                },
+            self._http = Wire(
+                self.url, timeout=self.options.timeout, connect_timeout=self.options.connect_timeout
             )
-            self._lib = lib
         return self._http
 
     def _post(self, entry: Entry, *, cancelled: bool) -> Outcome:
-        client = self._client()
         try:
-            response = client.post(
-                self.url + EXCHANGES_PATH,
-                content=entry.body,
-                headers={"Idempotency-Key": entry.key},
+            response = self._wire().request(
+                "POST",
+                EXCHANGES_PATH,
+                body=entry.body,
+                headers={
+                    "Authorization": f"Bearer {self.token}",
+                    "Content-Type": "application/json",
+                    "Idempotency-Key": entry.key,
+                    "User-Agent": "console-client/0.1",
+                },
             )
-        except self._lib.HTTPError as exc:
+        except (OSError, http.client.HTTPException) as exc:
             return self._failed(Outcome.UNREACHABLE, f"{type(exc).__name__}: {exc}", None)
         except Exception as exc:  # anything else: kept and retried, never lost here
             log.exception("console_client: posting to %s failed", self.url)
             return self._failed(Outcome.UNREACHABLE, f"{type(exc).__name__}: {exc}", None)
-        status = response.status_code
+        status = response.status
         if 200 <= status < 300:
             with self._cond:
                 self._counts["sent"] += 1

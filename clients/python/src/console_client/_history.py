@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from ._http import delivery_library
+from ._wire import Wire
 
 _OPEN = re.compile(r'\s*\{\s*"messages"\s*:\s*\[')
 _SPACE = re.compile(r"\s*")
@@ -83,16 +83,20 @@ def split_envelope(raw: bytes) -> tuple[bytes, ...]:
 
 def history(conversation: str, *, url: str, token: str, timeout: float = 10.0) -> History:
     """The replay of ``conversation``. Raises ``ConversationNotFound`` (404), ``ConsoleError``
-    (any other answer but 200) or the HTTP library's error (unreachable, timed out)."""
-    lib = delivery_library()
-    address = f"{url.rstrip('/')}/api/v1/conversations/{quote(conversation, safe='')}/messages"
-    with lib.Client(timeout=timeout) as client:
-        response = client.get(address, headers={"Authorization": f"Bearer {token}"})
-    if response.status_code == 404:
+    (any other answer but 200), ``OSError`` (unreachable, timed out after ``timeout``)."""
+    wire = Wire(url, timeout=timeout, connect_timeout=timeout)
+    path = f"/api/v1/conversations/{quote(conversation, safe='')}/messages"
+    try:
+        response = wire.request(
+            "GET", path, body=None, headers={"Authorization": f"Bearer {token}"}
+        )
+    finally:
+        wire.close()
+    if response.status == 404:
         raise ConversationNotFound(404, response.text)
-    if response.status_code != 200:
-        raise ConsoleError(response.status_code, response.text)
-    raw = response.content
+    if response.status != 200:
+        raise ConsoleError(response.status, response.text)
+    raw = response.body
     try:
         messages = split_envelope(raw)
     except ValueError as exc:

@@ -1,9 +1,9 @@
-"""The HTTP library: ``httpx2`` (anthropic >= 1.0, openai >= 3.0) or ``httpx`` (older releases).
+"""The SDK's HTTP library: ``httpx2`` (anthropic >= 1.0, openai >= 3.0) or ``httpx`` (older).
 
 The two have the same API under different import names, and their objects do not mix (an SDK
 built on httpx2 refuses an httpx transport). So a transport wrapping an SDK client's own is built
-from that client's library (``library_of``), and the client's own requests to the console use
-whichever is installed (``delivery_library``), httpx2 first.
+from that client's library (``library_of``). The client's own requests to the console do not use
+either (``_wire.py``).
 """
 
 from __future__ import annotations
@@ -22,15 +22,3 @@ def library_of(http_client: Any) -> ModuleType | None:
         if root in NAMES and cls.__name__ in ("Client", "AsyncClient"):
             return importlib.import_module(root)
     return None
-
-
-def delivery_library() -> ModuleType:
-    for name in NAMES:
-        try:
-            return importlib.import_module(name)
-        except ImportError:
-            continue
-    raise ImportError(
-        "console_client needs httpx2 or httpx (the anthropic and openai SDKs bring one): "
-        "pip install 'console-client[httpx2]'"
-    )
