@@ -4,6 +4,7 @@ importable from where pip put it."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,13 @@ pytestmark = pytest.mark.slow
 
 
 def test_pip_installs_the_client_alone(tmp_path: Path) -> None:
+    # From a copy: building in place would leave build/ and *.egg-info in the working tree.
+    source = tmp_path / "source"
+    shutil.copytree(
+        ROOT / "clients" / "python",
+        source,
+        ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__"),
+    )
     target = tmp_path / "site"
     pip = subprocess.run(
         [
@@ -28,7 +36,7 @@ def test_pip_installs_the_client_alone(tmp_path: Path) -> None:
             "--no-deps",
             "--target",
             str(target),
-            str(ROOT / "clients" / "python"),
+            str(source),
         ],
         capture_output=True,
         text=True,
