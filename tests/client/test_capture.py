@@ -327,20 +327,50 @@ def test_what_cannot_be_instrumented_or_named_is_refused() -> None:
         console_client.conversation("c", customer="u", labels={"at": object()}).__enter__()
 
 
-def test_a_full_queue_drops_and_counts(
+def test_a_backlog_goes_to_the_spool_in_order(
     provider: FakeProvider, down_url: str, tmp_path: Path
 ) -> None:
+    """The thread is busy retrying the first exchange while calls keep coming: once the queue
+    is over half full, the exchange in hand and the queue behind it go to the spool, in order,
+    rather than fill the queue."""
     provider.route("json", Reply(JSON_BODY.encode()))
     client = console_client.instrument(
         anthropic.Anthropic(base_url=provider.url, **COMMON),
         url=down_url,
         token="tok",
         spool_dir=tmp_path,
+        queue_size=4,
+        **{**SLOW_RETRY, "retries_before_spool": 5},  # the first exchange waits in memory
+    )
+    (target,) = console_client._consoles.values()
+    for i in range(8):
+        with console_client.conversation(f"c-{i}", customer="u-9"):
+            ask(client, "json")
+        if i == 0:
+            eventually("the first exchange in the thread's hands", lambda: target._busy)
+    client.close()
+    bodies = spooled(tmp_path, 8)
+    assert [b["conversation"] for b in bodies] == [f"c-{i}" for i in range(8)]
+    assert console_client.counters().dropped == 0
+
+
+def test_a_full_queue_drops_and_counts(
+    provider: FakeProvider, down_url: str, tmp_path: Path
+) -> None:
+    """Without a spool to move a backlog to, a full queue drops (the chat never waits)."""
+    provider.route("json", Reply(JSON_BODY.encode()))
+    no_spool = tmp_path / "a-file"
+    no_spool.write_text("not a directory")
+    client = console_client.instrument(
+        anthropic.Anthropic(base_url=provider.url, **COMMON),
+        url=down_url,
+        token="tok",
+        spool_dir=no_spool,
         queue_size=1,
         **{
             **SLOW_RETRY,
             "retries_before_spool": 5,
-        },  # the thread waits on the first exchange's backoff, in memory
+        },  # the thread waits on the first exchange's backoff
     )
     (target,) = console_client._consoles.values()
     with console_client.conversation("c-q", customer="u-9"):

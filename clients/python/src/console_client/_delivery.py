@@ -249,9 +249,13 @@ class Console:
             spooled = self._spooled()
             if not self._queue and not spooled:
                 return True
+            # Calls come faster than one connection posts them: rather than let the queue
+            # fill up and drop, move it to the spool (a file write is much quicker than a post)
+            # and post from there, in the same order.
+            backlog = self._backlogged()
             self._busy = True
         try:
-            if spooled:
+            if spooled or backlog:
                 self._spill()  # keep order: what is queued goes behind the spool
                 self._post_spool_head()
             else:
@@ -262,13 +266,18 @@ class Console:
                 self._cond.notify_all()
         return True
 
+    def _backlogged(self) -> bool:
+        """The queue is over half full and there is a spool to move it to."""
+        return len(self._queue) > self.options.queue_size // 2 and self._spool is not None
+
     def _wait_for_retry(self, *, spill: bool) -> bool:
         """Sleep until the backoff allows a post; False if woken to stop. A flush wakes it.
         With ``spill``, exchanges queued meanwhile go to the spool as they come, so a long
-        outage does not fill the in-memory queue."""
+        outage does not fill the in-memory queue; without, a backlog ends the wait (False:
+        the exchange in hand goes to the spool first, then the queue behind it)."""
         while True:
             with self._cond:
-                if self._stopping:
+                if self._stopping or (not spill and self._backlogged()):
                     return False
                 if self._wake:
                     self._wake = False
@@ -289,10 +298,10 @@ class Console:
             return
         for attempt in range(self.options.retries_before_spool + 1):
             if attempt:
-                with self._cond:
-                    self._counts["retried"] += 1
                 if not self._wait_for_retry(spill=False):
                     break
+                with self._cond:
+                    self._counts["retried"] += 1
             outcome = self._post(entry, cancelled=capture.cancelled)
             if outcome in (Outcome.SENT, Outcome.REJECTED):
                 return
