@@ -174,7 +174,9 @@ def row(name: str, ttft: list[float], total: list[float]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--calls", type=int, default=400, help="streamed calls per client")
+    parser.add_argument(
+        "--calls", type=int, default=400, help="streamed calls per client (at least 1)"
+    )
     parser.add_argument("--mock-calls", type=int, default=2000, help="calls per client, in process")
     parser.add_argument("--warmup", type=int, default=20, help="calls per client, untimed")
     parser.add_argument(
@@ -186,6 +188,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chunk", type=int, default=200, help="bytes per chunk")
     parser.add_argument("--quick", action="store_true", help="100 calls per client")
     args = parser.parse_args(argv)
+    if args.calls < 1 or args.mock_calls < 0:
+        parser.error("--calls must be at least 1, --mock-calls at least 0")
     if args.quick:
         args.calls, args.mock_calls, args.warmup = 100, 400, 10
 
@@ -246,7 +250,8 @@ def main(argv: list[str] | None = None) -> int:
         f"{os.cpu_count()} cores",
         network,
     )
-    report(f"{args.mock_calls} streamed calls per client, provider in process", in_process)
+    if args.mock_calls:
+        report(f"{args.mock_calls} streamed calls per client, provider in process", in_process)
     print(f"delivery: {counts.as_dict()}")
     expected = 2 * args.warmup + args.calls + args.mock_calls
     if not delivered or counts.sent != expected:
