@@ -1,0 +1,119 @@
+"""One provider call as captured: the request bytes as sent, the response bytes as received.
+
+The transport (``_transport.py``) fills a ``Capture`` on the chat path, doing no more than
+appending each chunk to a list; everything else (content decoding, the console's JSON body) is
+done later on the delivery thread, by ``Capture.body()``.
+
+How to add a provider format: map its URL path in ``format_for`` to the console's format name
+(the console must know the format: ``conversations/formats/``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from types import ModuleType
+from typing import Any
+
+from ._context import Conversation
+
+# The console's format of a provider call, by the end of the URL path. Only creating calls
+# (POST) are exchanges: `/v1/messages/count_tokens`, `/v1/messages/batches` or a
+# `/responses/{id}` retrieval are not, and pass untouched.
+_PATHS = (
+    ("/v1/messages", "anthropic.messages"),
+    ("/responses", "openai.responses"),
+    ("/chat/completions", "openai.chat"),
+)
+
+
+def format_for(method: str, path: str) -> str | None:
+    if method != "POST":
+        return None
+    path = path.rstrip("/")
+    for suffix, name in _PATHS:
+        if path.endswith(suffix):
+            return name
+    return None
+
+
+class Unsendable(Exception):
+    """A capture that cannot become an exchange body (not UTF-8, an unknown content coding)."""
+
+
+@dataclass
+class Capture:
+    """A provider call of a conversation; ``chunks`` grow as the response body is read."""
+
+    format: str
+    conversation: Conversation
+    request: bytes
+    lib: ModuleType  # the SDK's HTTP library, for its content decoders
+    # The exchange's identity: the Idempotency-Key of every attempt to post it (and, once live
+    # forwarding exists, the `exchange` of its live chunks and the body's `live_exchange`).
+    key: str = field(default_factory=lambda: uuid.uuid4().hex)
+    started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    started: float = field(default_factory=time.perf_counter)
+    status: int = 0
+    streamed: bool = False
+    content_encoding: str = ""
+    chunks: list[bytes] = field(default_factory=list)
+    ended: bool = False  # the body was read to its end
+    finished: bool = False  # closed: nothing more will arrive
+    latency_ms: int = 0
+
+    def arrived(self, response: Any) -> None:
+        self.status = response.status_code
+        content_type = response.headers.get("content-type", "")
+        self.streamed = content_type.split(";")[0].strip().lower() == "text/event-stream"
+        self.content_encoding = response.headers.get("content-encoding", "")
+
+    @property
+    def cancelled(self) -> bool:
+        """Closed (or broken) before the response ended: only what arrived is kept."""
+        return self.finished and not self.ended
+
+    def finish(self) -> bool:
+        """Once, when the response is closed; False when it was finished already."""
+        if self.finished:
+            return False
+        self.finished = True
+        self.latency_ms = max(0, round((time.perf_counter() - self.started) * 1000))
+        return True
+
+    def received(self) -> bytes:
+        """The response body as the SDK read it: content-decoded with the SDK's own library."""
+        raw = b"".join(self.chunks)
+        encoding = self.content_encoding.strip().lower()
+        if not encoding or encoding == "identity":
+            return raw
+        try:
+            decoded = self.lib.Response(
+                200, headers=[("content-encoding", self.content_encoding)], content=raw
+            ).content
+        except Exception as exc:  # a cut gzip stream of a cancelled call, an unknown coding
+            raise Unsendable(f"content-encoding {self.content_encoding!r}: {exc}") from None
+        return bytes(decoded)
+
+    def body(self) -> bytes:
+        """The ``POST /api/v1/exchanges`` body, UTF-8 JSON."""
+        try:
+            request = self.request.decode("utf-8")
+            response = self.received().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise Unsendable(f"not UTF-8: {exc}") from None
+        body: dict[str, Any] = {
+            "conversation": self.conversation.id,
+            "customer": self.conversation.customer,
+            "format": self.format,
+            "request": request,
+            ("stream" if self.streamed else "response"): response,
+            "started_at": self.started_at.isoformat(timespec="milliseconds"),
+            "latency_ms": self.latency_ms,
+        }
+        if self.conversation.labels:
+            body["labels"] = dict(self.conversation.labels)
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
