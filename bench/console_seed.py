@@ -705,7 +705,7 @@ def _clone_conversations(
             "last_activity_at": _activity_sql(nid),
         },
     )
-    base = f"(SELECT max(rank) FROM {BASE_TABLE})"
+    base = f"(SELECT max(rank) FROM {BASE_TABLE})"  # noqa: S608 (constants)
     return (
         f"INSERT INTO {CONVERSATION} ({names}) SELECT {values} "  # noqa: S608
         f"FROM {BASE_TABLE} b JOIN {CONVERSATION} c ON c.id = b.id "
@@ -725,7 +725,7 @@ def _clone_blocks(conn: psycopg.Connection[Any], strides: dict[str, int], clonab
             "conversation_id": f"x.conversation_id + g.r * {strides[CONVERSATION]}",
         },
     )
-    base = f"(SELECT max(rank) FROM {BASE_TABLE})"
+    base = f"(SELECT max(rank) FROM {BASE_TABLE})"  # noqa: S608 (constants)
     return (
         f"INSERT INTO {BLOCK} ({names}) SELECT {values} "  # noqa: S608
         f"FROM {BASE_TABLE} b JOIN {BLOCK} x ON x.conversation_id = b.id "
