@@ -16,12 +16,15 @@ other one), so a change of load on the machine weighs on both alike.
 During every phase a sampler polls ``pg_stat_activity`` of the bench database every 20 ms: the
 backends waiting on a lock (``wait_event_type = 'Lock'``: row, relation, transaction id, advisory
 locks...), of which on an advisory lock (``wait_event = 'advisory'``: the audit log's append lock
-today), and the active backends. The audit log is counted before and after each phase: an audited
-phase must write one row per view, an unaudited one none (the script exits 2 otherwise).
+today), the active backends (waiting ones included), and the backends idle in a transaction (a
+view holding its transaction open while Python renders the page). The audit log is counted
+before and after each phase: an audited phase must write one row per view, an unaudited one none
+(the script exits 2 otherwise).
 
 How to read the output: per step and page set, views per second over the phase time, p50/p99
 latency in milliseconds (both pages together), the average number of backends waiting on a lock
-(and on an advisory lock), and the average of active backends; then ``audited/unaudited``, the
+(and on an advisory lock), the averages of active backends and of backends idle in a
+transaction; then ``audited/unaudited``, the
 audited views per second over the twin's. Targets, at 8 clients: audited at least 0.8 of the
 unaudited views per second, and on average fewer than 0.2 backends waiting on a lock while the
 audited pages are read. Absolute rates depend on the machine and its neighbours (clients, server
@@ -95,6 +98,7 @@ class Phase:
     waiting: list[int] = field(default_factory=list)  # per sample: backends waiting on a lock
     advisory: list[int] = field(default_factory=list)  # of which on an advisory lock
     active: list[int] = field(default_factory=list)
+    idle_in_transaction: list[int] = field(default_factory=list)
     audit_rows: int = 0
 
     def add(self, other: Phase) -> None:
@@ -104,6 +108,7 @@ class Phase:
         self.waiting.extend(other.waiting)
         self.advisory.extend(other.advisory)
         self.active.extend(other.active)
+        self.idle_in_transaction.extend(other.idle_in_transaction)
         self.audit_rows += other.audit_rows
 
     @property
@@ -120,13 +125,14 @@ class Phase:
         return (
             f"{self.clients:>7} {self.pages.name:<10} {self.views:>6} {self.rate:>8.1f} "
             f"{p50:>8.1f} {p99:>8.1f} {mean(self.waiting):>8.2f} {mean(self.advisory):>9.2f} "
-            f"{mean(self.active):>7.2f} {len(self.errors):>6}"
+            f"{mean(self.active):>7.2f} {mean(self.idle_in_transaction):>7.2f} "
+            f"{len(self.errors):>6}"
         )
 
 
 HEADER = (
     f"{'clients':>7} {'pages':<10} {'views':>6} {'views/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
-    f"{'lock wait':>8} {'(advisory)':>9} {'active':>7} {'errors':>6}"
+    f"{'lock wait':>8} {'(advisory)':>9} {'active':>7} {'idle tx':>7} {'errors':>6}"
 )
 
 
@@ -209,7 +215,8 @@ class Sampler:
     QUERY = """
         SELECT count(*) FILTER (WHERE wait_event_type = 'Lock'),
                count(*) FILTER (WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'),
-               count(*) FILTER (WHERE state = 'active')
+               count(*) FILTER (WHERE state = 'active'),
+               count(*) FILTER (WHERE state = 'idle in transaction')
         FROM pg_stat_activity
         WHERE datname = current_database() AND pid <> pg_backend_pid()
     """
@@ -236,6 +243,7 @@ class Sampler:
                     self.phase.waiting.append(row[0])
                     self.phase.advisory.append(row[1])
                     self.phase.active.append(row[2])
+                    self.phase.idle_in_transaction.append(row[3])
                 time.sleep(SAMPLE_EVERY)
 
 

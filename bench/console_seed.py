@@ -82,6 +82,16 @@ CUSTOMER_HASH = 40_503
 RARE_MODEL = "claude-opus-4-1-20250805"
 
 
+def keystore() -> tuple[Any, Any]:
+    """The project's ``crypto`` and ``keys`` modules (``conversations/keystore/`` once the ingest
+    refactor lands, ``conversations/`` before it): the clones are encrypted with them."""
+    try:
+        from conversations.keystore import crypto, keys
+    except ImportError:
+        from conversations import crypto, keys
+    return crypto, keys
+
+
 def activity_at(conversation_id: int) -> datetime:
     return ACTIVITY_FROM + timedelta(
         milliseconds=conversation_id * ACTIVITY_HASH % ACTIVITY_SPAN_MS
@@ -347,7 +357,7 @@ def seed_store(
     timings.append(
         (f"ingest of the base ({base:,} conversations, {lines:,} exchanges)", sw.seconds)
     )
-    from conversations.keys import data_keys_for
+    _, keys = keystore()
     from conversations.models import Conversation
 
     base_ids = list(
@@ -355,7 +365,7 @@ def seed_store(
             "pk", flat=True
         )
     )
-    plain = data_keys_for(base_ids)
+    plain = keys.data_keys_for(base_ids)
     for alias in connections:
         connections[alias].close()  # the copying below uses connections of its own
 
@@ -408,7 +418,7 @@ def seed_store(
         counts = {
             t: conn.execute(
                 sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(t))
-            ).fetchone()[0]  # type: ignore[index]
+            ).fetchone()[0]
             for t in TABLES
         }
         conn.execute(sql.SQL("DROP TABLE {}").format(sql.Identifier(BASE_TABLE)))
@@ -580,7 +590,7 @@ def _in_parallel(url: str, statements: list[str], say: Callable[[str], None], wh
                             return
                         statement = pending.pop()
                     with Stopwatch() as sw:
-                        conn.execute(statement)  # type: ignore[arg-type]
+                        conn.execute(statement)
                     say(f"  {what}: {statement[:90]} ({sw.seconds:.1f} s)")
         except BaseException as exc:  # reported by the caller
             with lock:
@@ -749,10 +759,10 @@ def _python_clone(
     keys."""
     from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-    from conversations import crypto
-    from conversations.keys import exchange_aad, master_keys, message_aad
+    crypto, keys = keystore()
+    exchange_aad, message_aad = keys.exchange_aad, keys.message_aad
 
-    master = master_keys()[0]
+    master = keys.master_keys()[0]
     aeads = {cid: AESGCM(key) for cid, key in plain.items()}
     with (
         psycopg.connect(url, autocommit=True) as conn,
@@ -846,8 +856,7 @@ class _BaseRows:
         aad: Callable[[int, int], bytes],
         plain: dict[int, bytes],
     ) -> _BaseRows:
-        from conversations import crypto
-
+        crypto, _ = keystore()
         columns = _columns(conn, table)
         names = [n for n, _ in columns]
         rows = conn.execute(
@@ -888,15 +897,14 @@ def _check_clones(stride: int, rounds: int, samples: int = 5) -> int:
     """A few clones, decrypted through the project's own readers: the same messages and exchange
     settings as their base conversation (data keys, ids and associated data line up). Returns the
     number checked."""
-    from conversations import crypto
-    from conversations.keys import data_key_for, exchange_aad
+    crypto, keys = keystore()
     from conversations.models import Conversation, Exchange
     from conversations.selectors import conversation_message_raws
 
     def settings_of(conversation: Conversation) -> list[bytes]:
-        key = data_key_for(conversation.pk)
+        key = keys.data_key_for(conversation.pk)
         return [
-            crypto.decrypt(key, bytes(sealed), exchange_aad(conversation.pk, ordinal))
+            crypto.decrypt(key, bytes(sealed), keys.exchange_aad(conversation.pk, ordinal))
             for ordinal, sealed in Exchange.objects.filter(conversation=conversation)
             .order_by("ordinal")
             .values_list("ordinal", "settings_ciphertext")
