@@ -31,8 +31,8 @@ audited pages are read. Absolute rates depend on the machine and its neighbours 
 and database share its cores): read the ratio and the lock waits.
 
     .venv/bin/python bench/console_load.py [--conversations 20000] [--clients 1,2,4,8]
-        [--seconds 10] [--rounds 2] [--workers 4] [--reuse]
-    .venv/bin/python bench/console_load.py --quick    # 3 s phases, one round
+        [--seconds 5] [--rounds 4] [--workers 4] [--reuse]
+    .venv/bin/python bench/console_load.py --quick    # 3 s phases, two rounds
 """
 
 from __future__ import annotations
@@ -313,8 +313,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--conversations", type=int, default=20_000, help="conversations")
     parser.add_argument("--clients", default="1,2,4,8", help="concurrent agents per step")
-    parser.add_argument("--seconds", type=float, default=10.0, help="per phase")
-    parser.add_argument("--rounds", type=int, default=2, help="audited/unaudited turns per step")
+    parser.add_argument("--seconds", type=float, default=5.0, help="per phase")
+    parser.add_argument("--rounds", type=int, default=4, help="audited/unaudited turns per step")
     parser.add_argument("--workers", type=int, default=4, help="gunicorn sync workers")
     parser.add_argument("--seed", type=int, default=20261201, help="of the pages read")
     parser.add_argument(
@@ -322,10 +322,10 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="keep the bench database if it holds a store of this size, only migrating it",
     )
-    parser.add_argument("--quick", action="store_true", help="3 s phases, one round")
+    parser.add_argument("--quick", action="store_true", help="3 s phases, two rounds")
     args = parser.parse_args(argv)
     if args.quick:
-        args.seconds, args.rounds = 3.0, 1
+        args.seconds, args.rounds = 3.0, 2
     try:
         steps = [int(c) for c in args.clients.split(",")]
     except ValueError:

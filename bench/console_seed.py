@@ -406,14 +406,14 @@ def seed_store(
                 say,
                 "vacuum",
             )
-        with psycopg.connect(keys_url, autocommit=True) as keys:
-            keys.execute(
+        with psycopg.connect(keys_url, autocommit=True) as keys_conn:
+            keys_conn.execute(
                 sql.SQL("SELECT setval(pg_get_serial_sequence(%s, 'id'), max(id)) FROM {}").format(
                     sql.Identifier(KEY_TABLE)
                 ),
                 [KEY_TABLE],
             )
-            keys.execute(f"VACUUM ANALYZE {KEY_TABLE}")
+            keys_conn.execute(f"VACUUM ANALYZE {KEY_TABLE}")
         timings.append(("sequences, VACUUM ANALYZE", sw.seconds))
         counts = {
             t: conn.execute(
