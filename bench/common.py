@@ -4,7 +4,7 @@ The benchmarks truncate the conversation tables, so they run against a database 
 ``DATABASE_URL`` when it is set, else ``console_bench`` on the local server. A database whose
 name does not contain ``bench`` is refused (the development and test database ``console`` in
 particular). The bench database is dropped and created afresh at every run, then migrated
-through ``call_command``.
+through ``call_command`` (a benchmark may keep a database it seeded earlier: ``--reuse``).
 
 Every figure a benchmark prints is a ratio against a baseline measured in the same run, on the
 same machine and the same rows: absolute numbers vary too much between machines to be a target.
@@ -63,18 +63,23 @@ def create_database(url: str) -> None:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(name))
 
 
-def setup_django(settings_module: str = "console.settings") -> dict[str, str]:
-    """Point Django at the bench database and Redis, create it afresh and migrate it.
+def keys_database_url(url: str) -> str:
+    """The data keys' database (console/settings.py): "<bench database>_keys" on the same server."""
+    return make_conninfo(url, dbname=database_name(url) + "_keys")
+
+
+def setup_django(
+    settings_module: str = "console.settings", *, create: bool = True
+) -> dict[str, str]:
+    """Point Django at the bench database and Redis, create it afresh (unless ``create`` is
+    false: a kept database, see ``--reuse`` in console.py) and migrate it.
 
     Returns the environment (``DATABASE_URL``, ``REDIS_URL``) for subprocesses such as gunicorn.
     """
     env = bench_environment()
-    create_database(env["DATABASE_URL"])
-    # The data keys' database (console/settings.py): "<bench database>_keys" on the same server.
-    keys_url = make_conninfo(
-        env["DATABASE_URL"], dbname=database_name(env["DATABASE_URL"]) + "_keys"
-    )
-    create_database(keys_url)
+    if create:
+        create_database(env["DATABASE_URL"])
+        create_database(keys_database_url(env["DATABASE_URL"]))
     os.environ.update(env)
     os.environ["DJANGO_SETTINGS_MODULE"] = settings_module
     import django

@@ -213,7 +213,8 @@ def conversation_list(
     Keyset pagination on (last_activity_at, id): a page costs the same deep in the list as at
     its top. Flags are columns of the conversation; model and finish reason are EXISTS
     subqueries; search is a full-text query over the visible (redacted) text: one query for the
-    page whatever its length.
+    page whatever its length. The page's rows are read again by id (see below), so annotations
+    or ``select_related`` on ``visible`` do not carry over: add them to that last queryset.
     """
     qs = visible
     if filters.queue:
@@ -246,7 +247,14 @@ def conversation_list(
         qs = qs.filter(last_activity_at__lte=at).filter(
             Q(last_activity_at__lt=at) | Q(last_activity_at=at, pk__lt=pk)
         )
-    qs = qs.order_by("-last_activity_at", "-pk")
-    rows: list[Conversation] = list(qs[: limit + 1])
+    # A narrow first query, then the rows, in one statement: the page's ids are found in the
+    # indexes alone (conv_activity_queue_idx holds the order and the queue; the flag and
+    # exchange indexes answer the filters), and only the page's rows are read from the table.
+    # Selecting whole rows while scanning would read a table row for every conversation passed
+    # over: with a rare filter on a million conversations, tens of thousands of them.
+    ids = qs.order_by("-last_activity_at", "-pk").values("pk")[: limit + 1]
+    rows: list[Conversation] = list(
+        Conversation.objects.filter(pk__in=ids).order_by("-last_activity_at", "-pk")
+    )
     next_cursor = _cursor(rows[limit - 1]) if len(rows) > limit else None
     return rows[:limit], next_cursor
