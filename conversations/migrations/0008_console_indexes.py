@@ -29,7 +29,7 @@ class Migration(migrations.Migration):
     atomic = False
 
     dependencies = [
-        ("conversations", "0005_service_token_scope"),
+        ("conversations", "0007_exchange_unknown_chunks"),
     ]
 
     operations = [
