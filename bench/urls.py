@@ -6,36 +6,26 @@
   creates its table before starting the server.
 - ``GET /bench/unaudited/`` and ``GET /bench/unaudited/conversations/<pk>/``
   (``bench/console_load.py``): the console's list and conversation pages served **unaudited**:
-  the same access checks, the same selectors, the same template and context, but no audit row
-  and no transaction (autocommit: each query commits on its own). What the audited pages cost on
-  top of these is the price of the audit log on the request path.
-
-The twin's data comes from two functions, ``list_context`` and ``conversation_context``: the
-one place to change when the pages' read services land (``conversations/reads.py``): call
-``conversation_list_read(...)`` / ``conversation_read(user=..., id=...)`` there with the audit
-row turned off, and the twin keeps following what the audited pages read.
+  the very views of ``console.views``, with ``audit.record`` replaced for the request by a no-op
+  (a sync worker serves one request at a time, so no audited request runs meanwhile). Same
+  access checks, read services, selectors, template and transaction; no audit row. What the
+  audited pages cost on top of these is the price of the audit log on the request path, and the
+  twin follows every change to the pages by construction.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from django.contrib.auth.decorators import login_required
 from django.db import connection
-from django.http import Http404, HttpRequest, HttpResponse, QueryDict
-from django.shortcuts import render
+from django.http import HttpRequest, HttpResponse
 from django.urls import include, path
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
-from console.forms import ConversationFilterForm
-from conversations.permissions import (
-    access_conversation,
-    can_read_conversations,
-    visible_conversations,
-)
-from conversations.reviews import review_grant_live
-from conversations.selectors import FLAGS, conversation_list, conversation_page
+import audit
+from console import views
 
 RAW_TABLE = "bench_raw"
 
@@ -54,48 +44,30 @@ def raw_insert(request: HttpRequest) -> HttpResponse:
 # --- the unaudited twin of the reading pages ----------------------------------------------------
 
 
-def list_context(user: Any, query: QueryDict) -> dict[str, Any]:
-    """What ``console/home.html`` renders for ``query``, read as ``console.views.home`` reads it
-    (the visible conversations, the form's filters, ``conversation_list``), without its audit
-    row. The swap point for ``conversation_list_read``."""
-    form = ConversationFilterForm(query)
-    rows: list[Any] = []
-    next_query = None
-    if form.is_valid():
-        rows, next_cursor = conversation_list(visible_conversations(user), form.filters())
-        if next_cursor:
-            params = query.copy()
-            params["after"] = next_cursor
-            next_query = params.urlencode()
-    return {"form": form, "conversations": rows, "next_query": next_query, "flags": FLAGS}
+class _NoRow:
+    pk = 0
 
 
-def conversation_context(user: Any, pk: int) -> dict[str, Any]:
-    """What ``console/conversation.html`` renders, read as ``console.views.conversation_detail``
-    reads it (404 for a conversation the user may not see), without its audit row. The swap
-    point for ``conversation_read``."""
-    conversation = access_conversation(user, pk)
-    page = conversation_page(
-        conversation, can_see_restricted=user.has_perm("conversations.view_restricted_fields")
-    )
-    can_review = review_grant_live(user=user, conversation_id=conversation.pk) is not None
-    return {"page": page, "can_review": can_review}
+@contextmanager
+def _unaudited() -> Iterator[None]:
+    real = audit.record
+    audit.record = lambda *args, **kwargs: _NoRow()  # type: ignore[assignment,return-value]
+    try:
+        yield
+    finally:
+        audit.record = real
 
 
-@login_required
 @require_GET
 def unaudited_home(request: HttpRequest) -> HttpResponse:
-    if not can_read_conversations(request.user):
-        raise Http404
-    return render(request, "console/home.html", list_context(request.user, request.GET))
+    with _unaudited():
+        return views.home(request)
 
 
-@login_required
 @require_GET
 def unaudited_conversation(request: HttpRequest, pk: int) -> HttpResponse:
-    if not can_read_conversations(request.user):
-        raise Http404
-    return render(request, "console/conversation.html", conversation_context(request.user, pk))
+    with _unaudited():
+        return views.conversation_detail(request, pk)
 
 
 urlpatterns = [
