@@ -18,6 +18,7 @@ import pytest
 
 from conversations import formats
 from conversations.models import Conversation, Exchange
+from tests.installs import exclusive
 
 from .conftest import ROOT, ConsoleServer, all_served
 from .provider import FakeProvider
@@ -44,22 +45,28 @@ def guide_blocks() -> dict[str, str]:
 def ai_sdk() -> Path:
     lock = (HERE / "package-lock.json").read_bytes()
     target = ROOT / ".venv" / f"console-client-ai-sdk-{hashlib.sha256(lock).hexdigest()[:12]}"
-    if not (target / "node_modules").exists():
-        shutil.rmtree(target, ignore_errors=True)
-        target.mkdir(parents=True)
-        for name in ("package.json", "package-lock.json"):
-            shutil.copy(HERE / name, target / name)
-        npm = subprocess.run(
-            [NPM, "ci", "--no-audit", "--no-fund", "--silent"],
-            cwd=target,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        if npm.returncode != 0:
-            shutil.rmtree(target, ignore_errors=True)
-            pytest.fail(f"npm ci failed:\n{npm.stdout}\n{npm.stderr}")
+    with exclusive(target.with_name(target.name + ".lock")):
+        if not (target / ".installed").exists():
+            _install(target)
     return target
+
+
+def _install(target: Path) -> None:
+    shutil.rmtree(target, ignore_errors=True)
+    target.mkdir(parents=True)
+    for name in ("package.json", "package-lock.json"):
+        shutil.copy(HERE / name, target / name)
+    npm = subprocess.run(
+        [NPM, "ci", "--no-audit", "--no-fund", "--silent"],
+        cwd=target,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if npm.returncode != 0:
+        shutil.rmtree(target, ignore_errors=True)
+        pytest.fail(f"npm ci failed:\n{npm.stdout}\n{npm.stderr}")
+    (target / ".installed").write_text("ok")
 
 
 def test_the_guide_has_both_modules() -> None:

@@ -21,6 +21,7 @@ import console_client
 import pytest
 
 from conversations.models import Conversation, Exchange
+from tests.installs import exclusive
 
 from .calls import Call
 from .conftest import ROOT, ConsoleServer, all_served, expected_replay
@@ -35,32 +36,35 @@ PINS = Path(__file__).with_name("legacy-sdks.txt")
 def legacy_sdks() -> Path:
     digest = hashlib.sha256(PINS.read_bytes()).hexdigest()[:12]
     target = ROOT / ".venv" / f"console-client-legacy-sdks-{digest}"
-    if not target.exists():
-        partial = target.with_name(target.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        pip = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-deps",
-                "--target",
-                str(partial),
-                "-r",
-                str(PINS),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        assert pip.returncode == 0, (
-            f"pip could not install {PINS.name}:\n{pip.stdout}\n{pip.stderr}"
-        )
-        partial.rename(target)
+    with exclusive(target.with_name(target.name + ".lock")):
+        if not target.exists():
+            _install(target)
     return target
+
+
+def _install(target: Path) -> None:
+    partial = target.with_name(target.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    pip = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--target",
+            str(partial),
+            "-r",
+            str(PINS),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert pip.returncode == 0, f"pip could not install {PINS.name}:\n{pip.stdout}\n{pip.stderr}"
+    partial.rename(target)
 
 
 def test_sdks_on_httpx(

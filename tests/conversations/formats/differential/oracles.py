@@ -44,6 +44,8 @@ from openai.lib.streaming.responses._responses import ResponseStreamState
 from openai.types.chat import ChatCompletionChunk
 from openai.types.responses import ResponseStreamEvent
 
+from tests.installs import exclusive
+
 NODE_DIR = Path(__file__).resolve().parent / "node"
 NODE_MAJOR = 20
 
@@ -200,6 +202,12 @@ def node_install() -> None:
     stamp = NODE_DIR / "node_modules" / f".installed-{digest}"
     if stamp.exists():
         return
+    with exclusive(NODE_DIR / ".install.lock"):
+        if not stamp.exists():
+            _npm_ci(digest, stamp)
+
+
+def _npm_ci(digest: str, stamp: Path) -> None:
     npm = shutil.which("npm")
     assert npm is not None
     done = subprocess.run(
