@@ -6,6 +6,7 @@ The admin is a human surface like any page: it shows projections (Block rows), n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django import forms
@@ -31,7 +32,8 @@ from .models import (
     UnknownBlockType,
 )
 from .projection import PATH_RE, Rule
-from .selectors import exchange_preview
+from .reads import exchange_preview_read
+from .selectors import exchanges_for_preview
 from .services import (
     field_policy_delete,
     field_policy_save,
@@ -69,10 +71,33 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(Conversation)
 class ConversationAdmin(ReadOnlyAdmin):
-    list_display = ("id", "queue", "message_count", "exchange_count", "last_activity_at")
-    list_filter = ("queue",)
-    search_fields = ("=id",)
-    fields = ("id", "queue", "message_count", "exchange_count", "created_at", "last_activity_at")
+    """Conversations by the ids people have in hand: the chat backend's and the customer's
+    (searched exactly, like the console's search box)."""
+
+    list_display = (
+        "id",
+        "external_id",
+        "customer_external_id",
+        "queue",
+        "status",
+        "message_count",
+        "exchange_count",
+        "last_activity_at",
+    )
+    list_filter = ("queue", "status")
+    search_fields = ("=id", "=external_id", "=customer_external_id")
+    fields = (
+        "id",
+        "external_id",
+        "customer_external_id",
+        "queue",
+        "status",
+        "status_at",
+        "message_count",
+        "exchange_count",
+        "created_at",
+        "last_activity_at",
+    )
     readonly_fields = fields
 
 
@@ -81,6 +106,8 @@ class ExchangeAdmin(ReadOnlyAdmin):
     list_display = (
         "id",
         "conversation_id",
+        "backend_id",
+        "customer",
         "format",
         "response_model",
         "stop_reason",
@@ -90,7 +117,18 @@ class ExchangeAdmin(ReadOnlyAdmin):
         "created_at",
     )
     list_filter = ("format", "truncated", "refusal", "history_rewritten", "streamed")
+    list_select_related = ("conversation",)
+    search_fields = ("=conversation__external_id", "=conversation__customer_external_id")
     raw_id_fields = ("conversation",)
+    exclude = ("settings_ciphertext",)  # encrypted request settings: never shown
+
+    @admin.display(description="backend id", ordering="conversation__external_id")
+    def backend_id(self, obj: Exchange) -> str:
+        return obj.conversation.external_id
+
+    @admin.display(description="customer", ordering="conversation__customer_external_id")
+    def customer(self, obj: Exchange) -> str:
+        return obj.conversation.customer_external_id
 
 
 @admin.register(UnknownBlockType)
@@ -158,7 +196,10 @@ class FieldPolicyAdmin(AuditedAdmin):
         ]
 
     def preview_view(self, request: HttpRequest) -> HttpResponse:
-        form = PolicyPreviewForm(request.GET or None)
+        """A draft policy over one exchange, picked from the latest ones with tool calls (or
+        named by id), now and with the draft side by side, the fields that change marked. The
+        read is audited like any read of a conversation (``exchange_preview_read``)."""
+        form = PolicyPreviewForm(request.GET or None, recent=exchanges_for_preview())
         context: dict[str, Any] = {
             **self.admin_site.each_context(request),
             "title": "Preview a draft policy",
@@ -173,21 +214,61 @@ class FieldPolicyAdmin(AuditedAdmin):
                 form.cleaned_data["path"],
                 form.cleaned_data["storage_class"],
             )
-            preview = exchange_preview(exchange_id=form.cleaned_data["exchange"], draft=draft)
-            if preview is None:
+            result = exchange_preview_read(
+                user=request.user, exchange_id=form.cleaned_data["exchange"], draft=draft
+            )
+            if result is None:
                 form.add_error("exchange", "no such exchange")
             else:
-                context["preview"] = preview
+                context["preview"] = result.messages
+                context["exchange"] = result.exchange
+                context["changes"] = sum(len(b.changed) for m in result.messages for b in m.blocks)
         return TemplateResponse(request, "admin/conversations/fieldpolicy/preview.html", context)
 
 
 class PolicyPreviewForm(forms.Form):
-    exchange = forms.IntegerField(min_value=1, help_text="the id of a stored exchange")
+    pick = forms.TypedChoiceField(
+        required=False,
+        coerce=int,
+        empty_value=None,
+        label="Exchange",
+        help_text="the latest exchanges with tool calls: backend id · customer · tools",
+    )
+    exchange = forms.IntegerField(
+        required=False, min_value=1, label="or its id", help_text="any stored exchange"
+    )
     tool_name = forms.CharField(required=False, max_length=200, help_text="empty: any tool")
     block_type = forms.CharField(required=False, max_length=100, help_text="empty: any type")
     side = forms.ChoiceField(choices=FieldPolicy.Side.choices)
     path = forms.RegexField(regex=PATH_RE, max_length=300, initial="$.")
     storage_class = forms.ChoiceField(choices=FieldPolicy.StorageClass.choices)
+
+    field_order = ["pick", "exchange", "tool_name", "block_type", "side", "path", "storage_class"]
+
+    def __init__(self, *args: Any, recent: Sequence[Exchange] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        pick = self.fields["pick"]
+        assert isinstance(pick, forms.TypedChoiceField)
+        pick.choices = [
+            ("", "—"),
+            *[
+                (
+                    e.pk,
+                    f"{e.conversation.external_id} · {e.conversation.customer_external_id} · "
+                    f"call {e.ordinal} · {', '.join(getattr(e, 'tools', None) or []) or 'tools'}"
+                    f" · {e.created_at:%Y-%m-%d %H:%M}",
+                )
+                for e in recent
+            ],
+        ]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if not data.get("exchange"):
+            data["exchange"] = data.get("pick")
+        if not data.get("exchange") and "exchange" not in self.errors:
+            self.add_error("exchange", "pick an exchange, or give its id")
+        return data
 
 
 @admin.register(ToolLink)
@@ -331,6 +412,7 @@ class ReviewGrantAdmin(AuditedAdmin):
         "id",
         "reviewer",
         "conversation_id",
+        "backend_id",
         "purpose",
         "reference",
         "granted_by",
@@ -344,7 +426,13 @@ class ReviewGrantAdmin(AuditedAdmin):
     actions = ["revoke"]
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ReviewGrant]:
-        return super().get_queryset(request).select_related("reviewer", "granted_by")
+        return (
+            super().get_queryset(request).select_related("reviewer", "granted_by", "conversation")
+        )
+
+    @admin.display(description="backend id", ordering="conversation__external_id")
+    def backend_id(self, obj: ReviewGrant) -> str:
+        return obj.conversation.external_id
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         if obj is None:

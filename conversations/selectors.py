@@ -5,9 +5,13 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
+from django.contrib.postgres.aggregates import ArrayAgg
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Exists, OuterRef, Prefetch, Q, QuerySet
+from django.db.models import Exists, JSONField, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models.fields.json import KT
+from django.db.models.functions import JSONObject, Left
 
 from .formats.registry import message_blocks
 from .keys import data_key_for, decrypt_message
@@ -96,6 +100,72 @@ class PreviewBlock:
     text: str
     now: tuple[list[FieldView], list[str]]
     draft: tuple[list[FieldView], list[str]]
+
+    @property
+    def views(self) -> list[tuple[list[dict[str, Any]], list[str]]]:
+        """Now and with the draft, each field named by its key ("side:path") for marking."""
+        return [
+            (
+                [
+                    {
+                        "key": f"{f.side}:{f.path}",
+                        "side": f.side,
+                        "path": f.path,
+                        "value": f.value,
+                        "storage_class": f.storage_class,
+                    }
+                    for f in shown
+                ],
+                list(hidden),
+            )
+            for shown, hidden in (self.now, self.draft)
+        ]
+
+    @property
+    def changed(self) -> frozenset[str]:
+        """The fields ("side:path") the draft would show differently: kept or not, class, value."""
+        return preview_changes(self.now, self.draft)
+
+
+def preview_changes(
+    now: tuple[list[FieldView], list[str]], draft: tuple[list[FieldView], list[str]]
+) -> frozenset[str]:
+    def state(view: tuple[list[FieldView], list[str]]) -> dict[str, Any]:
+        shown, hidden = view
+        out: dict[str, Any] = {f"{h}": ("not kept",) for h in hidden}
+        for f in shown:
+            out.setdefault(f"{f.side}:{f.path}", []).append((f.storage_class, repr(f.value)))
+        return {k: tuple(v) if isinstance(v, list) else v for k, v in out.items()}
+
+    before, after = state(now), state(draft)
+    return frozenset(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+def exchanges_for_preview(*, limit: int = 50) -> list[Exchange]:
+    """The latest exchanges with tool calls, for the policy preview's picker: each with its
+    conversation's backend id and customer, and ``tools``: the tool names it called."""
+    tools = (
+        Block.objects.filter(message__exchange=OuterRef("pk"), block_class=Block.Class.AUDIT)
+        .exclude(tool_name="")
+        .values("message__exchange")
+        .annotate(names=ArrayAgg("tool_name", distinct=True, order_by="tool_name"))
+        .values("names")[:1]
+    )
+    return list(
+        Exchange.objects.filter(tool_call_count__gt=0)
+        .select_related("conversation")
+        .only(
+            "pk",
+            "ordinal",
+            "response_model",
+            "requested_model",
+            "created_at",
+            "conversation__external_id",
+            "conversation__customer_external_id",
+        )
+        .annotate(tools=Subquery(tools))
+        .order_by("-pk")[:limit]
+    )
 
 
 @dataclass(frozen=True)
@@ -186,6 +256,13 @@ class ListFilters:
     until: datetime | None = None
     q: str = ""
     after: str = ""
+    # The agent's workspace (workspace/search.py, workspace/status.py): what a pasted query
+    # matched exactly, where the conversation stands, and the cursor of the newer page.
+    conversation: str = ""
+    ticket: str = ""
+    identifier: str = ""
+    status: str = ""
+    before: str = ""
 
 
 FLAGS = {
@@ -218,8 +295,47 @@ def conversation_list(
     Keyset pagination on (last_activity_at, id): a page costs the same deep in the list as at
     its top. Flags are columns of the conversation; model and finish reason are EXISTS
     subqueries; search is a full-text query over the visible (redacted) text: one query for the
-    page whatever its length.
+    page whatever its length. With ``before`` (the newer page's cursor) the page is the one just
+    above it, and the cursor returned is the next newer page's (None at the top).
     """
+    qs = _filtered(visible, filters)
+    if filters.before and (cursor := _after(filters.before)) is not None:
+        at, pk = cursor
+        qs = qs.filter(last_activity_at__gte=at).filter(
+            Q(last_activity_at__gt=at) | Q(last_activity_at=at, pk__gt=pk)
+        )
+        newer: list[Conversation] = list(qs.order_by("last_activity_at", "pk")[: limit + 1])
+        more = len(newer) > limit
+        page = list(reversed(newer[:limit]))
+        return page, (_cursor(page[0]) if more else None)
+    if filters.after and (cursor := _after(filters.after)) is not None:
+        at, pk = cursor
+        # The redundant "<=" lets PostgreSQL start the index scan at the cursor.
+        qs = qs.filter(last_activity_at__lte=at).filter(
+            Q(last_activity_at__lt=at) | Q(last_activity_at=at, pk__lt=pk)
+        )
+    qs = qs.order_by("-last_activity_at", "-pk")
+    rows: list[Conversation] = list(qs[: limit + 1])
+    next_cursor = _cursor(rows[limit - 1]) if len(rows) > limit else None
+    return rows[:limit], next_cursor
+
+
+def conversation_cursor(row: Conversation) -> str:
+    """The keyset cursor of a row (for the newer page's ``before``)."""
+    return _cursor(row)
+
+
+def conversation_count(
+    visible: QuerySet[Conversation], filters: ListFilters, *, cap: int = 1000
+) -> int:
+    """How many conversations the filters keep, counted up to ``cap`` (``cap + 1`` means "more
+    than cap"): ``SELECT count(*) FROM (... LIMIT cap + 1)`` stops early, so the count costs at
+    most ``cap`` index entries whatever the size of the store."""
+    return _filtered(visible, filters).order_by()[: cap + 1].count()
+
+
+def _filtered(visible: QuerySet[Conversation], filters: ListFilters) -> QuerySet[Conversation]:
+    """``visible`` narrowed by every filter but the cursors."""
     qs = visible
     if filters.queue:
         qs = qs.filter(queue=filters.queue)
@@ -245,13 +361,98 @@ def conversation_list(
     if filters.q:
         query = SearchQuery(filters.q, config="english", search_type="websearch")
         qs = qs.filter(Exists(Block.objects.filter(conversation=OuterRef("pk"), search=query)))
-    if filters.after and (cursor := _after(filters.after)) is not None:
-        at, pk = cursor
-        # The redundant "<=" lets PostgreSQL start the index scan at the cursor.
-        qs = qs.filter(last_activity_at__lte=at).filter(
-            Q(last_activity_at__lt=at) | Q(last_activity_at=at, pk__lt=pk)
+    if filters.conversation:
+        qs = qs.filter(external_id=filters.conversation)
+    if filters.ticket:
+        from .workspace.search import TICKET_LABEL
+
+        qs = qs.alias(ticket=KT(f"labels__{TICKET_LABEL}")).filter(ticket=filters.ticket)
+    if filters.identifier:
+        from .workspace.search import identifier_filter
+
+        # IN (...) rather than EXISTS: the GIN index finds the few conversations first.
+        carrying = Block.objects.filter(identifier_filter(filters.identifier))
+        qs = qs.filter(pk__in=carrying.values("conversation_id"))
+    if filters.status:
+        qs = qs.filter(status=filters.status)
+    return qs
+
+
+@dataclass(frozen=True)
+class RowExtra:
+    """What a list row shows beyond the conversation's own columns."""
+
+    snippet: str  # the last visible message's text, redacted, on one line
+    snippet_role: str
+    model: str  # the latest exchange's model snapshot (or the model asked for)
+
+
+def conversation_row_extras(ids: list[int]) -> dict[int, RowExtra]:
+    """Per conversation of a page: the last visible message's snippet and the latest exchange's
+    model. One query for the page (two correlated subqueries per row, each an index range on
+    the conversation), whatever the page's or the conversations' length."""
+    if not ids:
+        return {}
+    last_text = (
+        Block.objects.filter(
+            conversation=OuterRef("pk"), block_class=Block.Class.VISIBLE, message__superseded=False
         )
-    qs = qs.order_by("-last_activity_at", "-pk")
-    rows: list[Conversation] = list(qs[: limit + 1])
-    next_cursor = _cursor(rows[limit - 1]) if len(rows) > limit else None
-    return rows[:limit], next_cursor
+        .exclude(text="")
+        .order_by("-message__sequence", "-position")
+        .values(snippet=JSONObject(text=Left("text", 400), role="message__role"))[:1]
+    )
+    latest = (
+        Exchange.objects.filter(conversation=OuterRef("pk"))
+        .order_by("-ordinal")
+        .values(model=JSONObject(response="response_model", requested="requested_model"))[:1]
+    )
+    rows = Conversation.objects.filter(pk__in=ids).values_list(
+        "pk",
+        Subquery(last_text, output_field=JSONField()),
+        Subquery(latest, output_field=JSONField()),
+    )
+    out = {}
+    for pk, snippet, model in rows:
+        snippet = snippet or {}
+        model = model or {}
+        out[pk] = RowExtra(
+            snippet=" ".join(str(snippet.get("text") or "").split()),
+            snippet_role=str(snippet.get("role") or ""),
+            model=str(model.get("response") or model.get("requested") or ""),
+        )
+    return out
+
+
+# Distinct values offered as filter choices, cached (they change as rarely as models do): the
+# store is not scanned on every page.
+_CHOICES_KEY = "conversations:list-choices:v1"
+_CHOICES_SECONDS = 600
+
+
+def exchange_choices() -> dict[str, list[str]]:
+    """The model snapshots and finish reasons stored, for the list's filters. Cached in the
+    shared cache for ten minutes (the values are model names and provider strings, nothing
+    personal); a value newer than the cache can still be filtered on, it is only not offered."""
+    from django.core.cache import cache
+
+    cached = cache.get(_CHOICES_KEY)
+    if cached is not None:
+        return dict(cached)
+    values = {
+        "model": sorted(
+            set(
+                Exchange.objects.exclude(response_model="")
+                .values_list("response_model", flat=True)
+                .distinct()
+            )
+        ),
+        "finish": sorted(
+            set(
+                Exchange.objects.exclude(stop_reason="")
+                .values_list("stop_reason", flat=True)
+                .distinct()
+            )
+        ),
+    }
+    cache.set(_CHOICES_KEY, values, _CHOICES_SECONDS)
+    return values

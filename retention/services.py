@@ -232,6 +232,7 @@ def legal_hold_place(
     hold = LegalHold.objects.create(
         scope=scope,
         reason=reason,
+        subject=customer if scope == LegalHold.Scope.SUBJECT else "",
         subject_hash=audit.subject_hash(customer) if scope == LegalHold.Scope.SUBJECT else "",
         conversation_id=conversation_id if scope == LegalHold.Scope.CONVERSATION else None,
         queue=queue if scope == LegalHold.Scope.QUEUE else "",
@@ -580,6 +581,10 @@ def _complete(
         )
         receipt.hmac = receipt_hmac(receipt)
         receipt.save()
+        if current.subject_hash:  # the customer is erased: holds forget the id typed too
+            LegalHold.objects.filter(subject_hash=current.subject_hash).exclude(subject="").update(
+                subject=""
+            )
         current.status = DeletionRequest.Status.COMPLETED
         current.completed_at = now
         current.subject = ""
