@@ -60,8 +60,9 @@ def chosen_zone(request: HttpRequest) -> str:
     cached = request.session.get(SESSION_KEY)
     if isinstance(cached, str):
         return cached
+    user: Any = request.user
     chosen = (
-        UserPreference.objects.filter(user_id=request.user.pk).values_list("time_zone", flat=True).first()
+        UserPreference.objects.filter(user=user).values_list("time_zone", flat=True).first()
     ) or ""
     request.session[SESSION_KEY] = chosen
     return chosen

@@ -91,7 +91,8 @@ class ToolCall:
     result_type: str = ""
     has_result: bool = False
     is_error: bool | None = None
-    raw_status: str = ""
+    raw_status: str = ""  # the result's status (or the call's, for a block carrying both)
+    call_status: str = ""  # the call item's own (OpenAI: the item was generated completely)
     words: str = ""
     tone: str = "pending"  # ok | error | pending
     error: str | None = None
@@ -273,14 +274,18 @@ def _new_call(block: Any, message: Any, key: str) -> ToolCall:
         hidden=[h for h in block.hidden if h.startswith("input:")],
         called_in=message.exchange.ordinal,
         at=_sent_at(message),
-        raw_status=block.status,
+        call_status=block.status,
         is_error=block.is_error,
     )
     if outputs or block.is_error is not None or block.provider_type.startswith("tool-"):
         # One block with both sides (an AI SDK tool part, an OpenAI server item).
         call.outputs = outputs
         call.hidden += [h for h in block.hidden if h.startswith("output:")]
-        call.has_result = bool(outputs) or block.is_error is not None
+        if block.provider_type.startswith("tool-") or block.provider_type == "dynamic-tool":
+            call.has_result = block.status in ("output-available", "output-error", "output-denied")
+        else:
+            call.has_result = bool(outputs) or block.is_error is not None
+        call.raw_status = block.status
         if call.has_result:
             call.result_type = block.provider_type
             call.answered_in = call.called_in
@@ -288,18 +293,22 @@ def _new_call(block: Any, message: Any, key: str) -> ToolCall:
 
 
 def _settle(call: ToolCall) -> None:
-    """The status in words and tone, and the error message, once the result is joined."""
+    """The status in words and tone, and the error message, once the result is joined.
+
+    A block that carries call and result (an AI SDK tool part) says how it went in its state;
+    a joined result, in its own status or by being there; a server item with no separate result
+    (OpenAI ``web_search_call``), in the call's status. A function call's own "completed" only
+    says the model finished writing it: without a result, no result was recorded."""
     state = TOOL_STATES.get(call.raw_status)
-    if call.is_error:
-        call.words, call.tone = ("failed", "error") if state is None else state
-        if call.tone != "error":
-            call.words, call.tone = "failed", "error"
+    own = TOOL_STATES.get(call.call_status)
+    if call.is_error or (state and state[1] == "error"):
+        call.words, call.tone = state if state and state[1] == "error" else ("failed", "error")
     elif state is not None:
         call.words, call.tone = state
     elif call.has_result:
         call.words, call.tone = "returned a result", "ok"
-    elif call.raw_status:
-        call.words, call.tone = f"status “{call.raw_status}”", "pending"
+    elif call.action and own is not None:
+        call.words, call.tone = own
     else:
         call.words, call.tone = "no result recorded", "pending"
     if call.tone == "error":
