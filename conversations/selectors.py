@@ -456,3 +456,10 @@ def exchange_choices() -> dict[str, list[str]]:
     }
     cache.set(_CHOICES_KEY, values, _CHOICES_SECONDS)
     return values
+
+
+def exchange_choices_forget() -> None:
+    """The next list page reads the choices afresh (tests; a deployment just waits)."""
+    from django.core.cache import cache
+
+    cache.delete(_CHOICES_KEY)

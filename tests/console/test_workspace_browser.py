@@ -165,7 +165,7 @@ def test_agent_finds_a_conversation_by_its_ids_and_reads_it(
             search.fill(ORDER)
             search.press("Enter")
             page.locator(".found").wait_for()
-            assert "identifier in a tool call" in page.locator(".found").inner_text()
+            assert "tool calls carry the identifier" in page.locator(".found").inner_text()
             hrefs = page.locator("tr[data-row] a.row-link").evaluate_all(
                 "els => els.map(a => a.pathname)"
             )
