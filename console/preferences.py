@@ -5,9 +5,9 @@ one their browser reports (``static/console/console.js`` keeps it in the ``conso
 else the server's ``TIME_ZONE``. ``TimeZoneMiddleware`` activates it for the request and says
 where it came from, so every page can name the zone its times are in.
 
-The chosen zone is read once per session and kept in the session (a page costs no query for
-it); changing it here updates the session that changed it, and other sessions on their next
-login.
+The chosen zone is read at login and kept in the session (a page costs no query for it; a
+session older than this code reads it once); changing it here updates the session that changed
+it, and other sessions on their next login.
 """
 
 from __future__ import annotations
@@ -70,6 +70,15 @@ def chosen_zone(request: HttpRequest) -> str:
 
 def remember_zone(request: HttpRequest, zone: str) -> None:
     request.session[SESSION_KEY] = zone
+
+
+def prime_on_login(sender: Any, request: HttpRequest | None, user: Any, **kwargs: Any) -> None:
+    """``user_logged_in``: read the chosen zone into the new session while login writes it
+    anyway, so no page pays a query or a session write for it later (connected in apps.py, like
+    Django's own ``update_last_login``)."""
+    if request is not None and hasattr(request, "session"):
+        chosen = UserPreference.objects.filter(user=user).values_list("time_zone", flat=True)
+        request.session[SESSION_KEY] = chosen.first() or ""
 
 
 class TimeZoneMiddleware:

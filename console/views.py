@@ -39,7 +39,7 @@ from conversations.workspace.search import KIND_LABELS
 from retention.reads import audit_log_read
 
 from .forms import AuditFilterForm, ConversationFilterForm, TimeZoneForm
-from .preferences import COOKIE, remember_zone, user_preference_update, valid_zone
+from .preferences import COOKIE, chosen_zone, remember_zone, user_preference_update, valid_zone
 
 PAGE = 50
 
@@ -79,6 +79,8 @@ def home(request: HttpRequest) -> HttpResponse:
     partial = _partial(request)
     template = "console/_results.html" if partial else "console/home.html"
     context: dict[str, Any] = {"form": form, "rows": [], "flags": FLAGS, "kinds": KIND_LABELS}
+    # The filters stay open while one is set (the search box alone keeps them folded).
+    context["filtered"] = any(name not in form.NOT_FILTERS for name in form.changed_data)
     if not form.is_valid():
         require_reader(request.user)  # the form's errors only to those who may see the page
         form.offer(queues=[], models=[], finishes=[])
@@ -168,8 +170,7 @@ def preferences(request: HttpRequest) -> HttpResponse:
         )
         return redirect("preferences")
     if not form.is_bound:
-        current = request.session.get("console_time_zone") or ""
-        form.initial = {"time_zone": current}
+        form.initial = {"time_zone": chosen_zone(request)}
     return render(request, "console/preferences.html", {"form": form, "browser": browser})
 
 

@@ -21,8 +21,11 @@ def markdown(text: str) -> SafeString:
 
 
 @register.filter
-def plain(text: str) -> str:
-    return markdown_text(text)
+def plain(text: str, limit: int = 0) -> str:
+    """The text without its Markdown, on one line; with ``limit``, cut there with "…" (plain
+    slicing: ``truncatechars`` costs more than the rest of a list row)."""
+    line = markdown_text(text)
+    return line if not limit or len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 @register.filter

@@ -125,7 +125,6 @@ def ticket_of(labels: Any) -> Ticket | None:
         return None
     reference = str(value)
     template = getattr(settings, "TICKET_URL_TEMPLATE", "")
-    url = (
-        template.replace("{ticket}", quote(reference, safe="")) if "{ticket}" in template else None
-    )
+    linkable = "{ticket}" in template and template.startswith(("https://", "http://"))
+    url = template.replace("{ticket}", quote(reference, safe="")) if linkable else None
     return Ticket(reference, url)

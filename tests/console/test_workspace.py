@@ -440,3 +440,16 @@ def test_the_policy_preview_picks_an_exchange_and_marks_the_changes(
         world.billing.pk,
         {"page": "policy-preview"},
     )
+
+
+def test_the_zone_is_read_at_login_not_by_each_page(client: Any, world: World) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    UserPreference.objects.create(user=world.users["agent"], time_zone="Asia/Tokyo")
+    client.force_login(world.users["agent"])
+    with CaptureQueriesContext(connection) as first:
+        body = client.get("/").content.decode()
+    assert "times in Asia/Tokyo" in body
+    assert not [q for q in first.captured_queries if "console_userpreference" in q["sql"]]
+    assert not [q for q in first.captured_queries if q["sql"].startswith('UPDATE "django_session"')]
