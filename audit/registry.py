@@ -86,7 +86,9 @@ EVENT_TYPES = _types(
     EventType(
         "conversation.searched",
         "a person searched conversations; the query is kept only as a keyed hash",
-        _keys("query_hash", "filters", "results", "page"),
+        # match: what the query was taken as (conversation id, ticket, customer, identifier,
+        # words), never the query itself
+        _keys("query_hash", "filters", "results", "page", "match"),
     ),
     EventType(
         "conversation.listed",
@@ -174,13 +176,13 @@ EVENT_TYPES = _types(
     EventType(
         "deletion.viewed",
         "compliance staff (or a ticketing system) read deletion requests, receipts or holds",
-        _keys("page", "request", "results", "filters"),
+        _keys("page", "request", "results", "filters", "format"),
         required=_keys("page"),
     ),
     EventType(
         "deletion.previewed",
         "compliance staff (or a ticketing system) counted what a deletion request would erase",
-        _keys("scope", "conversations", "rows"),
+        _keys("scope", "conversations", "rows", "holds", "unknown"),
     ),
     EventType(
         "deletion.executed",
@@ -215,8 +217,15 @@ EVENT_TYPES = _types(
     # Reading the log is itself logged.
     EventType(
         "audit.viewed",
-        "compliance staff browsed the audit log",
-        _keys("page", "filters", "query_hash", "results"),
+        "compliance staff browsed (or exported) the audit log",
+        _keys("page", "filters", "query_hash", "results", "format"),
+    ),
+    # A person's own display settings (console/preferences.py).
+    EventType(
+        "preference.changed",
+        "a person changed a display setting of their own (the time zone their pages use)",
+        _keys("preference", "value"),
+        required=_keys("preference"),
     ),
 )
 

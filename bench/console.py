@@ -343,7 +343,7 @@ def time_row(client: Any, row: Row, budget: float) -> None:
 def cursor_of(pk: int) -> tuple[str, datetime]:
     """The list's own cursor for a conversation: what its "Older conversations" link carries."""
     from conversations.models import Conversation
-    from conversations.selectors import _cursor
+    from conversations.selectors import conversation_cursor as _cursor
 
     row = Conversation.objects.only("last_activity_at").get(pk=pk)
     return _cursor(row), row.last_activity_at

@@ -26,6 +26,7 @@ from retention.reads import (
     deletion_request_read,
     deletion_requests_read,
     legal_holds_read,
+    receipt_export_read,
 )
 from retention.services import (
     DeletionInvalid,
@@ -36,6 +37,7 @@ from retention.services import (
 )
 
 from .forms import DeletionRequestForm, LegalHoldForm, ReleaseForm
+from .views import csv_response, json_response
 
 PAGE = 50
 
@@ -125,7 +127,58 @@ def deletion_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "receipt": detail.receipt,
             "receipt_valid": detail.receipt_valid,
             "planned": detail.planned,
+            "counted": detail.counted,
+            "erased": detail.erased,
         },
+    )
+
+
+@login_required
+def receipt_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
+    """A completed request's receipt as CSV (one row per store) or JSON (the whole receipt,
+    stores in words, the HMAC and whether it still matches)."""
+    if fmt not in ("csv", "json"):
+        raise Http404("no such format")
+    export = receipt_export_read(user=request.user, id=pk, format=fmt)
+    receipt = export.receipt
+    name = f"deletion-{export.request.pk}-receipt"
+    if fmt == "json":
+        return json_response(
+            name,
+            {
+                "request": export.request.pk,
+                "reference": export.request.reference,
+                "scope": export.request.scope,
+                "reason": export.request.reason,
+                "subject_hash": receipt.subject_hash,
+                "issued_at": receipt.issued_at.isoformat(),
+                "conversations": receipt.conversations,
+                "keys_destroyed": receipt.keys_destroyed,
+                "stores": [
+                    {"store": r.store, "table": r.label, "name": r.name, "rows": r.rows}
+                    for r in export.erased
+                ],
+                "verification": receipt.verification,
+                "hmac": receipt.hmac,
+                "hmac_valid": export.valid,
+            },
+        )
+    return csv_response(
+        name,
+        ["request", "issued_at", "store", "table", "name", "rows", "hmac", "hmac_valid"],
+        [
+            [
+                export.request.pk,
+                receipt.issued_at.isoformat(),
+                r.store,
+                r.label,
+                r.name,
+                r.rows,
+                receipt.hmac,
+                "yes" if export.valid else "no",
+            ]
+            for r in export.erased
+        ],
     )
 
 
@@ -142,7 +195,11 @@ def holds(request: HttpRequest) -> HttpResponse:
             messages.success(request, f"Legal hold {hold.pk} placed.")
             return redirect("legal-holds")
     listing = legal_holds_read(user=request.user)
-    return render(request, "console/holds.html", {"form": form, "rows": listing.rows})
+    return render(
+        request,
+        "console/holds.html",
+        {"form": form, "rows": listing.rows, "conversations": listing.conversations},
+    )
 
 
 @login_required

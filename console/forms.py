@@ -11,17 +11,34 @@ from retention.models import LegalHold
 
 
 class ConversationFilterForm(forms.Form):
+    """The list's search box and filters. Queue, model and finish reason are offered as the
+    values that exist (``offer``), but any value is accepted: a model newer than the cached
+    choices can still be filtered on."""
+
     q = forms.CharField(
         required=False,
         max_length=200,
         label="Search",
-        help_text="words of the visible (redacted) text",
-        widget=forms.TextInput(attrs={"type": "search", "placeholder": "refund ORD-123"}),
+        help_text="a conversation id, ticket, customer id, order id, or words of the text",
+        widget=forms.TextInput(
+            attrs={
+                "type": "search",
+                "placeholder": "conversation id, ticket, customer, order id or words",
+                "autocomplete": "off",
+                "aria-keyshortcuts": "/",
+            }
+        ),
     )
-    queue = forms.CharField(required=False, max_length=100, label="Queue")
+    match = forms.ChoiceField(required=False, choices=[("", "")], widget=forms.HiddenInput)
+    status = forms.ChoiceField(required=False, label="Status", choices=[("", "")])
+    queue = forms.CharField(required=False, max_length=100, label="Queue", widget=forms.Select)
     customer = forms.CharField(required=False, max_length=200, label="Customer id")
-    model = forms.CharField(required=False, max_length=200, label="Model snapshot")
-    finish = forms.CharField(required=False, max_length=60, label="Finish reason")
+    model = forms.CharField(
+        required=False, max_length=200, label="Model snapshot", widget=forms.Select
+    )
+    finish = forms.CharField(
+        required=False, max_length=60, label="Finish reason", widget=forms.Select
+    )
     flags = forms.MultipleChoiceField(
         required=False,
         choices=list(FLAGS.items()),
@@ -35,6 +52,44 @@ class ConversationFilterForm(forms.Form):
         required=False, label="Active until", widget=forms.DateInput(attrs={"type": "date"})
     )
     after = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
+    before = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
+    # The rank of the page's first row, for "51 to 100 of 312" (only shown, never trusted).
+    start = forms.IntegerField(
+        required=False, min_value=1, max_value=10**9, widget=forms.HiddenInput
+    )
+
+    # Not filters: the cursors and the search box (its kind is audited as "match").
+    NOT_FILTERS = frozenset({"q", "after", "before", "start", "match"})
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from conversations.models import STATUS_CHOICES
+        from conversations.workspace.search import KINDS
+
+        self._choice("status").choices = [("", "any"), *STATUS_CHOICES]
+        self._choice("match").choices = [("", ""), *[(k, k) for k in KINDS]]
+
+    def _choice(self, name: str) -> forms.ChoiceField:
+        field = self.fields[name]
+        assert isinstance(field, forms.ChoiceField)
+        return field
+
+    def offer(self, *, queues: list[str], models: list[str], finishes: list[str]) -> None:
+        """The values that exist, as the select boxes' options (the current value kept)."""
+        from conversations.workspace.words import finish_words
+
+        for name, values, label in (
+            ("queue", queues, str),
+            ("model", models, str),
+            ("finish", finishes, lambda v: f"{finish_words(v)} ({v})"),
+        ):
+            current = self.data.get(name, "") if self.is_bound else ""
+            options = list(values)
+            if current and current not in options:
+                options.append(current)
+            widget = self.fields[name].widget
+            assert isinstance(widget, forms.Select)
+            widget.choices = [("", "any"), *[(v, label(v)) for v in options]]
 
     def filters(self) -> ListFilters:
         from datetime import datetime, time, timedelta
@@ -59,6 +114,8 @@ class ConversationFilterForm(forms.Form):
             until=until,
             q=data.get("q", "").strip(),
             after=data.get("after", ""),
+            before=data.get("before", ""),
+            status=data.get("status", ""),
         )
 
     def active(self) -> bool:
@@ -169,3 +226,20 @@ class LegalHoldForm(forms.Form):
 
 class ReleaseForm(forms.Form):
     reason = forms.CharField(max_length=300, label="Reason for release")
+
+
+class TimeZoneForm(forms.Form):
+    time_zone = forms.ChoiceField(
+        required=False,
+        label="Time zone",
+        help_text="the zone every time on your pages is shown in",
+    )
+
+    def __init__(self, *args: Any, browser: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        from .preferences import zones
+
+        follow = f"Follow my browser ({browser})" if browser else "Follow my browser"
+        field = self.fields["time_zone"]
+        assert isinstance(field, forms.ChoiceField)
+        field.choices = [("", follow), *[(z, z) for z in sorted(zones())]]

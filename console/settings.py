@@ -67,6 +67,10 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "csp.middleware.CSPMiddleware",
+    # request.htmx: a partial update asked for by the console's pages (static/console/vendor/).
+    "django_htmx.middleware.HtmxMiddleware",
+    # Each page's times in the user's zone: their setting, else their browser's.
+    "console.preferences.TimeZoneMiddleware",
 ]
 
 # Content-Security-Policy: everything from this origin, no inline script, no third party.
@@ -176,6 +180,10 @@ SPECTACULAR_SETTINGS = {
 # Ingest: the largest body accepted (413 above it). Provider requests carry the whole history.
 INGEST_MAX_BODY_BYTES = env.int("INGEST_MAX_BODY_BYTES", default=8 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BODY_BYTES + 1024
+
+# The agent's workspace: where a conversation's ticket reference (its exchanges'
+# ``labels.ticket``) links to, with {ticket} for the reference (URL-quoted). Empty: not linked.
+TICKET_URL_TEMPLATE = env.str("TICKET_URL_TEMPLATE", default="")
 
 RETENTION_DEFAULT_DAYS = env.int("RETENTION_DEFAULT_DAYS", default=365)
 CLOCK_INTERVAL_SECONDS = env.int("CLOCK_INTERVAL_SECONDS", default=60)

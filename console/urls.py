@@ -8,13 +8,21 @@ from . import compliance_views, review_views, views
 urlpatterns = [
     path("", views.home, name="home"),
     path("conversations/<int:pk>/", views.conversation_detail, name="conversation-detail"),
+    path("conversations/<int:pk>/calls/<str:call>/", views.tool_call, name="conversation-call"),
     path("conversations/<int:pk>/review/", review_views.review, name="conversation-review"),
+    path("settings/", views.preferences, name="preferences"),
     path("audit/", views.audit_log, name="audit-log"),
+    path("audit/export.<str:fmt>", views.audit_export, name="audit-export"),
     path("audit/review-grants/", review_views.review_grants, name="review-grants"),
     path("compliance/deletions/", compliance_views.deletions, name="deletions"),
     path("compliance/deletions/new/", compliance_views.deletion_new, name="deletion-new"),
     path(
         "compliance/deletions/<int:pk>/", compliance_views.deletion_detail, name="deletion-detail"
+    ),
+    path(
+        "compliance/deletions/<int:pk>/receipt.<str:fmt>",
+        compliance_views.receipt_export,
+        name="receipt-export",
     ),
     path("compliance/holds/", compliance_views.holds, name="legal-holds"),
     path("compliance/holds/<int:pk>/release/", compliance_views.hold_release, name="hold-release"),

@@ -19,10 +19,19 @@ from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
+from django.db.models.fields.json import KT
 from guardian.models import GroupObjectPermissionBase, UserObjectPermissionBase
 
 from .blocks import BlockClass
 from .projection.classes import STORAGE_CLASSES
+
+# Where a conversation stands (``workspace/status.py`` folds its events into one of these).
+STATUS_CHOICES = [
+    ("open", "open"),
+    ("escalated", "escalated, awaiting a person"),
+    ("resolved", "resolved"),
+    ("abandoned", "abandoned"),
+]
 
 
 class Queue(models.Model):
@@ -65,6 +74,13 @@ class Conversation(models.Model):
     any_rewritten = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(db_index=True)
+    # Where the conversation stands, folded from its events (``workspace/status.py``) by
+    # ``conversation_record_event``: kept here so the list shows and filters it without reading
+    # events. ``status_at``: the event that set it (empty while open since the first exchange).
+    status = models.CharField(
+        max_length=20, choices=STATUS_CHOICES, default="open", db_default="open"
+    )
+    status_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         # The list's order. ``queue`` is included so that the list's narrow first query
@@ -87,6 +103,14 @@ class Conversation(models.Model):
                 )
                 for flag in ("any_truncated", "any_refusal", "any_rewritten")
             ),
+            # The "escalated, awaiting a person" view: a short list read in activity order.
+            models.Index(
+                fields=["-last_activity_at", "-id"],
+                name="conv_escalated_idx",
+                condition=Q(status="escalated"),
+            ),
+            # Find: a ticket reference pasted into the search (``labels.ticket``).
+            models.Index(KT("labels__ticket"), name="conv_ticket_idx"),
         ]
         permissions = [
             ("view_restricted_fields", "See tool fields of the restricted storage class"),
@@ -244,7 +268,17 @@ class Block(models.Model):
             ),
         ]
         ordering = ["message", "position"]
-        indexes = [GinIndex(fields=["search"], name="block_search_idx")]
+        indexes = [
+            GinIndex(fields=["search"], name="block_search_idx"),
+            # Find: an identifier pasted into the search (an order id kept by an identifier
+            # policy) is a containment query on the kept fields of tool blocks.
+            GinIndex(
+                fields=["fields"],
+                name="block_fields_idx",
+                opclasses=["jsonb_path_ops"],
+                condition=Q(block_class="audit"),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.block_class} {self.provider_type}"

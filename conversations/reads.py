@@ -18,38 +18,76 @@ it and renders; a test pins its query count.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import transaction
+from django.http import Http404
 from django.utils import timezone
 
 import audit
 
-from .models import Conversation, ReviewAlert, ReviewGrant
+from .models import Conversation, Exchange, ReviewAlert, ReviewGrant
 from .permissions import (
     access_conversation,
+    is_console_admin,
     require_compliance,
     require_reader,
     visible_conversations,
+    visible_queues,
 )
+from .projection.project import Rule
 from .reviews import review_alerts_recent, review_grant_live, review_grants_recent
-from .selectors import ConversationPage, ListFilters, conversation_list, conversation_page
+from .selectors import (
+    ConversationPage,
+    ListFilters,
+    PreviewMessage,
+    RowExtra,
+    conversation_count,
+    conversation_cursor,
+    conversation_list,
+    conversation_page,
+    conversation_row_extras,
+    exchange_choices,
+    exchange_preview,
+)
+from .workspace.search import WORDS, Found, Ticket, narrowed, resolve, ticket_of
+from .workspace.status import ESCALATED
+from .workspace.timeline import Timeline, ToolCall, build_timeline
 
 __all__ = [
     "ConversationList",
     "ConversationView",
+    "PolicyPreview",
+    "ToolCallView",
     "conversation_list_read",
     "conversation_read",
+    "exchange_preview_read",
     "review_grants_read",
+    "tool_call_read",
 ]
+
+
+COUNT_CAP = 1000
 
 
 @dataclass(frozen=True)
 class ConversationList:
     rows: list[Conversation]
-    next_cursor: str | None
+    next_cursor: str | None  # the older page
     audit_id: int
+    # What the search box's query was taken as (workspace/search.py), and the conversation to
+    # go straight to when it named exactly one.
+    found: Found | None = None
+    go_to: int | None = None
+    extras: dict[int, RowExtra] = field(default_factory=dict)
+    newer_cursor: str | None = None
+    # How many match, counted up to COUNT_CAP (COUNT_CAP + 1: more); None where counting would
+    # cost a scan (a word search running over several pages).
+    total: int | None = None
+    awaiting: int = 0  # escalated conversations awaiting a person, counted up to COUNT_CAP + 1
+    queues: list[str] = field(default_factory=list)  # the queues the user sees
+    choices: dict[str, list[str]] = field(default_factory=dict)  # snapshots, finish reasons
 
 
 @dataclass(frozen=True)
@@ -57,46 +95,151 @@ class ConversationView:
     page: ConversationPage
     can_review: bool
     audit_id: int
+    timeline: Timeline | None = None
+    ticket: Ticket | None = None
 
 
 @transaction.atomic
 def conversation_list_read(
-    *, user: Any, filters: ListFilters, used: list[str], limit: int = 50
+    *, user: Any, filters: ListFilters, used: list[str], limit: int = 50, match: str = ""
 ) -> ConversationList:
     """One page of the conversations ``user`` may see. ``used``: the names of the filters that
-    were set, for the audit row (never their values: a customer id is an external id)."""
+    were set, for the audit row (never their values: a customer id is an external id).
+
+    ``filters.q`` is the search box: looked up first as an exact id (``workspace.search``;
+    ``match`` forces what it is taken as). A conversation id, or a ticket only one conversation
+    carries, comes back as ``go_to`` with no list read; anything else narrows the list."""
     require_reader(user)
-    rows, next_cursor = conversation_list(visible_conversations(user), filters, limit=limit)
+    visible = visible_conversations(user)
+    found = None
+    query = filters.q
     if filters.q:
+        found = resolve(visible, filters.q, match=match)
+        if found.conversation is not None:
+            event = audit.record(
+                "conversation.searched",
+                actor=user,
+                query_hash=audit.query_hash(filters.q),
+                filters=sorted(used),
+                results=1,
+                page="list",
+                match=found.kind,
+            )
+            return ConversationList([], None, event.pk, found=found, go_to=found.conversation)
+        filters = narrowed(filters, found, filters.q)
+    rows, cursor = conversation_list(visible, filters, limit=limit)
+    if filters.before:
+        newer, older = cursor, (conversation_cursor(rows[-1]) if rows else None)
+    else:
+        newer = conversation_cursor(rows[0]) if rows and filters.after else None
+        older = cursor
+    paged = bool(filters.after or filters.before)
+    total: int | None
+    if not filters.q:
+        total = conversation_count(visible, filters, cap=COUNT_CAP)
+    else:  # words: counted only when the whole answer is this one page
+        total = len(rows) if not paged and older is None else None
+    awaiting = visible.filter(status=ESCALATED).order_by()[: COUNT_CAP + 1].count()
+    extras = conversation_row_extras([r.pk for r in rows])
+    queues = list(visible_queues(user).order_by("name").values_list("name", flat=True))
+    if query:
         event = audit.record(
             "conversation.searched",
             actor=user,
-            query_hash=audit.query_hash(filters.q),
+            query_hash=audit.query_hash(query),
             filters=sorted(used),
             results=len(rows),
             page="list",
+            match=found.kind if found else WORDS,
         )
     else:
         event = audit.record(
             "conversation.listed", actor=user, filters=sorted(used), results=len(rows), page="list"
         )
-    return ConversationList(rows, next_cursor, event.pk)
+    return ConversationList(
+        rows,
+        older,
+        event.pk,
+        found=found,
+        extras=extras,
+        newer_cursor=newer,
+        total=total,
+        awaiting=awaiting,
+        queues=queues,
+        choices=exchange_choices(),
+    )
 
 
 @transaction.atomic
 def conversation_read(*, user: Any, id: int) -> ConversationView:
     """A conversation's page: its messages, trail, exchanges and events, as ``user`` may see
-    them, and whether ``user`` holds a live review grant on it."""
+    them, and whether ``user`` holds a live review grant on it. The timeline (turns, joined tool
+    calls, exchange summaries, events in sentences) is built from the same rows: no query."""
     require_reader(user)
     conversation = access_conversation(user, id)
     page = conversation_page(
         conversation, can_see_restricted=user.has_perm("conversations.view_restricted_fields")
     )
     can_review = review_grant_live(user=user, conversation_id=conversation.pk) is not None
+    timeline = build_timeline(page)
     event = audit.record(
         "conversation.viewed", actor=user, conversation_id=conversation.pk, page="detail"
     )
-    return ConversationView(page, can_review, event.pk)
+    return ConversationView(
+        page, can_review, event.pk, timeline=timeline, ticket=ticket_of(conversation.labels)
+    )
+
+
+@dataclass(frozen=True)
+class ToolCallView:
+    conversation: Conversation
+    call: ToolCall
+    audit_id: int
+
+
+@transaction.atomic
+def tool_call_read(*, user: Any, id: int, call: str) -> ToolCallView:
+    """One tool call of a conversation in full (the trail's expansion): every field it keeps
+    as ``user`` may see them, its result, timing and the exchanges it spans. 404 for a call the
+    conversation does not have (its key is "<message sequence>-<block position>")."""
+    require_reader(user)
+    conversation = access_conversation(user, id)
+    page = conversation_page(
+        conversation, can_see_restricted=user.has_perm("conversations.view_restricted_fields")
+    )
+    found = build_timeline(page).calls.get(call)
+    if found is None:
+        raise Http404("no such tool call")
+    event = audit.record(
+        "conversation.viewed", actor=user, conversation_id=conversation.pk, page="tool-call"
+    )
+    return ToolCallView(conversation, found, event.pk)
+
+
+@dataclass(frozen=True)
+class PolicyPreview:
+    exchange: Exchange
+    messages: list[PreviewMessage]
+
+
+@transaction.atomic
+def exchange_preview_read(*, user: Any, exchange_id: int, draft: Rule) -> PolicyPreview | None:
+    """The field-policy admin's preview of one exchange under a draft (``exchange_preview``),
+    for a console admin; a read of the conversation, so audited like one (page
+    "policy-preview"). None for an exchange that does not exist."""
+    if not is_console_admin(user):
+        raise Http404("no such page")
+    exchange = Exchange.objects.select_related("conversation").filter(pk=exchange_id).first()
+    if exchange is None:
+        return None
+    messages = exchange_preview(exchange_id=exchange.pk, draft=draft) or []
+    audit.record(
+        "conversation.viewed",
+        actor=user,
+        conversation_id=exchange.conversation_id,
+        page="policy-preview",
+    )
+    return PolicyPreview(exchange, messages)
 
 
 @dataclass(frozen=True)

@@ -136,12 +136,31 @@ def _idempotent_result(
 def conversation_record_event(
     *, conversation: Conversation, type: str, at: datetime, value: Any
 ) -> ConversationEvent:
+    """Record what the customer did next, and fold the conversation's events into its status
+    (``workspace/status.py``). The conversation's row is locked first, so two events arriving
+    at once each fold the other in."""
+    from .workspace.status import conversation_status
+
+    locked = (
+        Conversation.objects.select_for_update()
+        .filter(pk=conversation.pk)
+        .values_list("last_activity_at", flat=True)
+        .first()
+    )
     event = ConversationEvent.objects.create(
         conversation=conversation, type=type, at=at, value=value
     )
-    Conversation.objects.filter(pk=conversation.pk).update(
-        last_activity_at=max(conversation.last_activity_at, at)
+    status, status_at = conversation_status(
+        ConversationEvent.objects.filter(conversation=conversation)
+        .order_by("at", "pk")
+        .values_list("type", "at")
     )
+    last = max(locked or conversation.last_activity_at, at)
+    Conversation.objects.filter(pk=conversation.pk).update(
+        last_activity_at=last, status=status, status_at=status_at
+    )
+    conversation.last_activity_at, conversation.status = last, status
+    conversation.status_at = status_at
     return event
 
 

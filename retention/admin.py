@@ -48,6 +48,7 @@ class LegalHoldAdmin(ReadOnlyAdmin):
         "released_at",
     )
     list_filter = ("scope",)
+    exclude = ("subject",)  # the raw customer id: the holds page shows it while it is kept
 
 
 @admin.register(Tombstone)

@@ -103,6 +103,11 @@ class LegalHold(models.Model):
         QUEUE = "queue", "a queue"
 
     scope = models.CharField(max_length=20, choices=Scope.choices)
+    # The customer id as the officer typed it, so the holds page names the customer they know;
+    # cleared in the transaction that completes the customer's erasure (``subject_hash`` stays).
+    subject = models.CharField(
+        max_length=200, blank=True, help_text="raw customer id, cleared when the customer is erased"
+    )
     subject_hash = models.CharField(max_length=64, blank=True, db_index=True)
     conversation_id = models.BigIntegerField(null=True, blank=True, help_text="internal id")
     queue = models.CharField(max_length=100, blank=True)
@@ -136,6 +141,7 @@ class RetentionClass(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name_plural = "retention classes"
         constraints = [
             models.CheckConstraint(
                 condition=(Q(queue="") & Q(conversation_id__isnull=False))

@@ -10,7 +10,7 @@ role (``conversations.permissions.is_compliance``), and the audit app imports no
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -21,11 +21,19 @@ from django.http import Http404
 import audit
 from audit.models import AuditEvent
 from audit.selectors import AuditFilters, audit_events
+from conversations.models import Conversation
 from conversations.permissions import require_compliance
 
-from .models import DeletionRequest, LegalHold, Receipt
-from .selectors import Sla, deletion_request_sla, deletion_requests, legal_holds
+from .models import DeletionRequest, LegalHold, Receipt, Tombstone
+from .selectors import (
+    Sla,
+    active_holds_covering,
+    deletion_request_sla,
+    deletion_requests,
+    legal_holds,
+)
 from .services import deletion_preview, receipt_verify
+from .stores import StoreRow, store_rows
 
 __all__ = [
     "AuditLog",
@@ -38,10 +46,12 @@ __all__ = [
     "deletion_request_read",
     "deletion_requests_read",
     "legal_holds_read",
+    "receipt_export_read",
 ]
 
 DELETIONS_PAGE = 50
 AUDIT_PAGE = 100
+AUDIT_EXPORT_MAX = 10_000  # rows per download; the export says where to continue
 HOLDS_SHOWN = 500
 
 
@@ -78,6 +88,8 @@ class DeletionDetail:
     receipt: Receipt | None
     receipt_valid: bool | None
     planned: int
+    counted: list[StoreRow] = field(default_factory=list)  # at submission, in words and order
+    erased: list[StoreRow] = field(default_factory=list)  # the receipt's, likewise
 
 
 @transaction.atomic
@@ -96,7 +108,30 @@ def deletion_request_read(*, user: Any, id: int) -> DeletionDetail:
         receipt=receipt,
         receipt_valid=receipt_verify(receipt) if receipt else None,
         planned=len(row.conversation_ids),
+        counted=store_rows(row.preview or {}),
+        erased=store_rows(receipt.counts) if receipt else [],
     )
+
+
+@dataclass(frozen=True)
+class ReceiptExport:
+    request: DeletionRequest
+    receipt: Receipt
+    valid: bool
+    erased: list[StoreRow]
+
+
+@transaction.atomic
+def receipt_export_read(*, user: Any, id: int, format: str) -> ReceiptExport:
+    """A completed request's receipt, for download (``format``: csv or json). 404 for a request
+    with no receipt yet, like a missing one. Audited (``deletion.viewed``, page "receipt")."""
+    require_compliance(user)
+    row = deletion_requests().filter(pk=id, status=DeletionRequest.Status.COMPLETED).first()
+    receipt = getattr(row, "receipt", None) if row is not None else None
+    if row is None or receipt is None:
+        raise Http404("no such receipt")
+    audit.record("deletion.viewed", actor=user, page="receipt", request=row.pk, format=format)
+    return ReceiptExport(row, receipt, receipt_verify(receipt), store_rows(receipt.counts))
 
 
 @dataclass(frozen=True)
@@ -104,16 +139,41 @@ class DeletionPreview:
     conversations: int
     counts: dict[str, int]
     missing: int  # named conversations that do not exist (or no longer)
+    stores: list[StoreRow] = field(default_factory=list)  # the counts in words and order
+    # Warnings shown before anything is confirmed: active legal holds that would block the
+    # request, a customer id that matches no stored conversation (mistyped, or erased already).
+    holds: list[LegalHold] = field(default_factory=list)
+    unknown_customer: bool = False
+    erased_customer: bool = False  # the customer id was erased before (a tombstone names it)
 
 
 @transaction.atomic
 def deletion_preview_read(
     *, user: Any, customer: str = "", conversations: list[str] | None = None
 ) -> DeletionPreview:
-    """What a request would erase now, counted; nothing is written but the audit row."""
+    """What a request would erase now, counted, and what would stop or surprise it; nothing is
+    written but the audit row."""
     require_compliance(user)
     named = conversations or []
     ids, counts = deletion_preview(customer=customer, conversations=named)
+    hashes = {audit.subject_hash(customer)} if customer else set()
+    queues: set[str] = set()
+    for queue, owner in (
+        Conversation.objects.filter(pk__in=ids)
+        .values_list("queue", "customer_external_id")
+        .distinct()
+    ):
+        queues.add(queue)
+        hashes.add(audit.subject_hash(owner))
+    holds = active_holds_covering(
+        subject_hashes=hashes, conversation_ids=set(ids), queues=queues - {""}
+    )
+    erased = bool(customer) and (
+        Tombstone.objects.filter(
+            kind=Tombstone.Kind.CUSTOMER, key_hash=audit.subject_hash(customer)
+        ).exists()
+    )
+    unknown = bool(customer) and not ids
     audit.record(
         "deletion.previewed",
         actor=user,
@@ -121,13 +181,25 @@ def deletion_preview_read(
         scope="customer" if customer else "conversations",
         conversations=len(ids),
         rows=sum(counts.values()),
+        holds=[h.pk for h in holds],
+        unknown=unknown or bool(named and len(ids) < len(named)),
     )
-    return DeletionPreview(len(ids), counts, len(named) - len(ids) if named else 0)
+    return DeletionPreview(
+        len(ids),
+        counts,
+        len(named) - len(ids) if named else 0,
+        stores=store_rows(counts),
+        holds=holds,
+        unknown_customer=unknown,
+        erased_customer=erased,
+    )
 
 
 @dataclass(frozen=True)
 class HoldList:
     rows: list[tuple[LegalHold, int]]  # each hold, and the requests it blocks now
+    # The backend ids of the conversations that conversation holds name, while they exist.
+    conversations: dict[int, str] = field(default_factory=dict)
 
 
 @transaction.atomic
@@ -143,8 +215,14 @@ def legal_holds_read(*, user: Any) -> HoldList:
         .values("blocked_by_id")
         .annotate(n=Count("pk"))
     }
+    named = {h.conversation_id for h in rows if h.conversation_id is not None}
+    conversations = (
+        dict(Conversation.objects.filter(pk__in=named).values_list("pk", "external_id"))
+        if named
+        else {}
+    )
     audit.record("deletion.viewed", actor=user, page="holds", results=len(rows))
-    return HoldList([(h, blocked.get(h.pk, 0)) for h in rows])
+    return HoldList([(h, blocked.get(h.pk, 0)) for h in rows], conversations)
 
 
 @dataclass(frozen=True)
@@ -165,9 +243,11 @@ def audit_log_read(
     until: datetime | None = None,
     before: int | None = None,
     used: list[str] | None = None,
+    export: str | None = None,
 ) -> AuditLog:
     """The audit log, newest first, filtered, ``AUDIT_PAGE`` rows a page. ``used``: the names of
-    the filters set, for the audit row (never their values)."""
+    the filters set, for the audit row (never their values). ``export`` ("csv" or "json"): the
+    rows for download instead, up to ``AUDIT_EXPORT_MAX`` from ``before`` down."""
     require_compliance(user)
     actor_id = None
     if actor_username:
@@ -187,12 +267,19 @@ def audit_log_read(
     )
     if before is not None:
         qs = qs.filter(pk__lt=before)
-    rows = list(qs[: AUDIT_PAGE + 1])
+    size = AUDIT_EXPORT_MAX if export else AUDIT_PAGE
+    rows = list(qs[: size + 1])
     older = None
-    if len(rows) > AUDIT_PAGE:
-        rows = rows[:AUDIT_PAGE]
+    if len(rows) > size:
+        rows = rows[:size]
         older = rows[-1].pk
+    details: dict[str, Any] = {"format": export} if export else {}
     audit.record(
-        "audit.viewed", actor=user, page="list", filters=sorted(used or []), results=len(rows)
+        "audit.viewed",
+        actor=user,
+        page="export" if export else "list",
+        filters=sorted(used or []),
+        results=len(rows),
+        **details,
     )
     return AuditLog(rows, older)

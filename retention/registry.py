@@ -95,7 +95,9 @@ KEPT: dict[str, str] = {
     "conversations.reprojectionjob": "last_conversation_id is an internal id (a resume point)",
     "retention.deletionrequest": "its raw subject and conversation ids are cleared when it "
     "completes (a database constraint); it keeps the keyed hash and internal ids",
-    "retention.legalhold": "keyed hash of the customer, internal conversation id, queue name",
+    "retention.legalhold": "keyed hash of the customer, internal conversation id, queue name; "
+    "the customer id the officer typed (subject) is cleared in the transaction that completes "
+    "the customer's erasure",
     "retention.tombstone": "keyed hashes only",
     "retention.receipt": "keyed hash and counts only",
 }

@@ -9,13 +9,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from .models import DeletionRequest, LegalHold
 from .services import legal_deadline
 
-__all__ = ["DUE_SOON", "Sla", "deletion_request_sla", "deletion_requests", "legal_holds"]
+__all__ = [
+    "DUE_SOON",
+    "Sla",
+    "active_holds_covering",
+    "deletion_request_sla",
+    "deletion_requests",
+    "legal_holds",
+]
 
 # An open request closer than this to its deadline is shown as due soon.
 DUE_SOON = timedelta(days=7)
@@ -83,3 +90,20 @@ def legal_holds(*, active: bool | None = None) -> QuerySet[LegalHold]:
     elif active is False:
         qs = qs.filter(released_at__isnull=False)
     return qs
+
+
+def active_holds_covering(
+    *, subject_hashes: set[str], conversation_ids: set[int], queues: set[str]
+) -> list[LegalHold]:
+    """The active legal holds that would block erasing these customers, conversations or queues:
+    what the deletion preview warns about before anything is confirmed. One query."""
+    covers = Q(pk__in=[])
+    if subject_hashes:
+        covers |= Q(scope=LegalHold.Scope.SUBJECT, subject_hash__in=sorted(subject_hashes))
+    if conversation_ids:
+        covers |= Q(
+            scope=LegalHold.Scope.CONVERSATION, conversation_id__in=sorted(conversation_ids)
+        )
+    if queues:
+        covers |= Q(scope=LegalHold.Scope.QUEUE, queue__in=sorted(queues))
+    return list(LegalHold.objects.filter(covers, released_at__isnull=True).order_by("pk"))

@@ -3,7 +3,7 @@
 Conversations name their queue (``Conversation.queue``, from the exchange's ``labels.queue``), and
 who sees a conversation is a permission on the Queue of that name. Renaming a queue would hide
 its conversations from everyone granted it, silently; so the database refuses it, whoever asks
-(the admin shows the name read-only, conversations.admin.QueueAdmin).
+(the admin shows the name read-only, conversations/admin/config.py: QueueAdmin).
 """
 
 from django.db import migrations

@@ -308,13 +308,21 @@ def view_fields(
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+def _spelling(key: str) -> str:
+    """A key however a tool spells it: ``order_id``, ``orderId`` and ``OrderID`` are one."""
+    return key.replace("_", "").replace("-", "").lower()
+
+
 def source_link(template: str, path: str, value: Any) -> str | None:
     """The template filled with one identifier, when the template's only placeholder is the
-    identifier's key; the value is URL-quoted."""
+    identifier's key, spelt any way (``{order_id}`` links ``orderId`` too); the value is
+    URL-quoted."""
     from urllib.parse import quote
 
     names = _PLACEHOLDER.findall(template)
     key = path.rsplit(".", 1)[-1].removesuffix("[*]")
-    if names != [key] or not isinstance(value, (str, int)):
+    if len(names) != 1 or _spelling(names[0]) != _spelling(key):
         return None
-    return template.replace("{" + key + "}", quote(str(value), safe=""))
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        return None
+    return template.replace("{" + names[0] + "}", quote(str(value), safe=""))

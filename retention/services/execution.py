@@ -21,7 +21,7 @@ from conversations.ingest.guards import ingest_barrier
 from conversations.models import Conversation
 
 from .. import registry
-from ..models import DeletionRequest, Receipt, Tombstone
+from ..models import DeletionRequest, LegalHold, Receipt, Tombstone
 from .erase import conversation_erase
 from .holds import active_holds, hold_for
 from .receipts import receipt_hmac, verification_scan
@@ -183,6 +183,10 @@ def _complete(
         )
         receipt.hmac = receipt_hmac(receipt)
         receipt.save()
+        if current.subject_hash:  # the customer is erased: holds forget the id typed too
+            LegalHold.objects.filter(subject_hash=current.subject_hash).exclude(subject="").update(
+                subject=""
+            )
         current.status = DeletionRequest.Status.COMPLETED
         current.completed_at = now
         current.subject = ""

@@ -78,6 +78,7 @@ def legal_hold_place(
     hold = LegalHold.objects.create(
         scope=scope,
         reason=reason,
+        subject=customer if scope == LegalHold.Scope.SUBJECT else "",
         subject_hash=audit.subject_hash(customer) if scope == LegalHold.Scope.SUBJECT else "",
         conversation_id=conversation_id if scope == LegalHold.Scope.CONVERSATION else None,
         queue=queue if scope == LegalHold.Scope.QUEUE else "",

@@ -30,6 +30,7 @@ STABLE_CODES = {
     "deletion.previewed",
     "retention.swept",
     "audit.viewed",
+    "preference.changed",
 }
 
 AUDIT_DIR = Path(__file__).resolve().parents[2] / "audit"

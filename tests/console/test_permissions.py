@@ -78,6 +78,34 @@ EXPECTED: dict[str, dict[str, int]] = {
         "admin": 200,
         "inactive": LOGIN,
     },
+    # The workspace (issue 14): a tool call's record, the audit log's download, one's settings.
+    "billing_call": {
+        "anonymous": LOGIN,
+        "agent": 200,
+        "other_agent": 404,
+        "reviewer": 200,
+        "compliance": 404,
+        "admin": 200,
+        "inactive": LOGIN,
+    },
+    "audit_export": {
+        "anonymous": LOGIN,
+        "agent": 404,
+        "other_agent": 404,
+        "reviewer": 404,
+        "compliance": 200,
+        "admin": 200,
+        "inactive": LOGIN,
+    },
+    "settings": {
+        "anonymous": LOGIN,
+        "agent": 200,
+        "other_agent": 200,
+        "reviewer": 200,
+        "compliance": 200,
+        "admin": 200,
+        "inactive": LOGIN,
+    },
     "admin": {
         "anonymous": LOGIN,
         "agent": LOGIN,
@@ -99,8 +127,17 @@ def url_of(name: str, world: World) -> str:
         "audit": "/audit/",
         "deletions": "/compliance/deletions/",
         "holds": "/compliance/holds/",
+        "billing_call": f"/conversations/{world.billing.pk}/calls/{_call(world.billing)}/",
+        "audit_export": "/audit/export.csv",
+        "settings": "/settings/",
         "admin": "/admin/",
     }[name]
+
+
+def _call(conversation: Any) -> str:
+    from tests.console.test_read_services import call_key
+
+    return call_key(conversation)
 
 
 @pytest.mark.parametrize("role", ROLES)

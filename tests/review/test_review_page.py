@@ -283,4 +283,12 @@ def test_nothing_of_the_review_is_kept_in_the_session(client: Client, world: Wor
     client.post(review_url(world.conversations["anthropic"]), PURPOSE)
     session = client.session
     stored = dict(session.items())
-    assert set(stored) <= {"_auth_user_id", "_auth_user_backend", "_auth_user_hash"}
+    # Besides the login, only the user's chosen time zone (console/preferences.py: "" or a zone
+    # name, read once per session), nothing of the review.
+    assert set(stored) <= {
+        "_auth_user_id",
+        "_auth_user_backend",
+        "_auth_user_hash",
+        "console_time_zone",
+    }
+    assert stored.get("console_time_zone", "") in ("", "UTC")

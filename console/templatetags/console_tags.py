@@ -1,0 +1,66 @@
+"""Template filters of the console's pages: Markdown, durations, audit details."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.utils.safestring import SafeString
+
+from audit.readable import details_pairs as _details_pairs
+from audit.registry import EVENT_TYPES
+
+from ..markdown import markdown_text, render_markdown
+
+register = template.Library()
+
+
+@register.filter
+def markdown(text: str) -> SafeString:
+    return render_markdown(text)
+
+
+@register.filter
+def plain(text: str, limit: int = 0) -> str:
+    """The text without its Markdown, on one line; with ``limit``, cut there with "…" (plain
+    slicing: ``truncatechars`` costs more than the rest of a list row)."""
+    line = markdown_text(text)
+    return line if not limit or len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+@register.filter
+def duration(ms: int | None) -> str:
+    """Milliseconds as people say them: "840 ms", "8.2 s", "3 min 5 s"."""
+    if ms is None:
+        return "—"
+    if ms < 1000:
+        return f"{ms} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, rest = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} min {rest} s" if rest else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min"
+
+
+@register.filter
+def tokens(n: int | None) -> str:
+    return "—" if n is None else f"{n:,}"
+
+
+@register.filter
+def details_pairs(details: Any) -> list[tuple[str, str]]:
+    return _details_pairs(details)
+
+
+@register.filter
+def event_description(code: str) -> str:
+    t = EVENT_TYPES.get(code)
+    return t.description if t else ""
+
+
+@register.filter
+def get_item(mapping: Any, key: Any) -> Any:
+    return mapping.get(key) if hasattr(mapping, "get") else None

@@ -1,0 +1,61 @@
+"""Reads of the conversation store: querysets and values already tuned for their page or endpoint.
+
+- ``pages.py``: the conversation page (messages, blocks, exchanges, events in a fixed number of
+  queries), the replay's decrypted raws, small lookups;
+- ``listing.py``: the conversation list (filters, keyset pages, counts, row extras, choices);
+- ``preview.py``: the field-policy preview.
+
+Import from the package (``from conversations.selectors import conversation_list``).
+"""
+
+from .listing import (
+    FLAGS,
+    ListFilters,
+    RowExtra,
+    conversation_count,
+    conversation_cursor,
+    conversation_list,
+    conversation_row_extras,
+    exchange_choices,
+    exchange_choices_forget,
+)
+from .pages import (
+    MANY_TOOL_CALLS,
+    ConversationPage,
+    conversation_by_external_id,
+    conversation_message_raws,
+    conversation_page,
+    conversation_rows,
+    unknown_block_types,
+)
+from .preview import (
+    PreviewBlock,
+    PreviewMessage,
+    exchange_preview,
+    exchanges_for_preview,
+    preview_changes,
+)
+
+__all__ = [
+    "FLAGS",
+    "MANY_TOOL_CALLS",
+    "ConversationPage",
+    "ListFilters",
+    "PreviewBlock",
+    "PreviewMessage",
+    "RowExtra",
+    "conversation_by_external_id",
+    "conversation_count",
+    "conversation_cursor",
+    "conversation_list",
+    "conversation_message_raws",
+    "conversation_page",
+    "conversation_row_extras",
+    "conversation_rows",
+    "exchange_choices",
+    "exchange_choices_forget",
+    "exchange_preview",
+    "exchanges_for_preview",
+    "preview_changes",
+    "unknown_block_types",
+]

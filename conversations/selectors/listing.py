@@ -1,0 +1,250 @@
+"""The conversation list: filters, keyset pages both ways, bounded counts, the rows' extras
+(snippet, model) and the filters' choices."""
+
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.contrib.postgres.search import SearchQuery
+from django.db.models import Exists, JSONField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.fields.json import KT
+from django.db.models.functions import JSONObject, Left
+
+from ..models import Block, Conversation, Exchange
+from .pages import MANY_TOOL_CALLS
+
+
+@dataclass(frozen=True)
+class ListFilters:
+    """The conversation list's filters, all optional; ``after`` is the keyset cursor."""
+
+    queue: str = ""
+    customer: str = ""
+    model: str = ""
+    finish: str = ""
+    flags: frozenset[str] = frozenset()  # truncated, refusal, rewritten, many_tools
+    since: datetime | None = None
+    until: datetime | None = None
+    q: str = ""
+    after: str = ""
+    # The agent's workspace (workspace/search.py, workspace/status.py): what a pasted query
+    # matched exactly, where the conversation stands, and the cursor of the newer page.
+    conversation: str = ""
+    ticket: str = ""
+    identifier: str = ""
+    status: str = ""
+    before: str = ""
+
+
+FLAGS = {
+    "truncated": "truncated",
+    "refusal": "refusal",
+    "rewritten": "history rewritten",
+    "many_tools": f"{MANY_TOOL_CALLS}+ tool calls",
+}
+
+
+def _cursor(row: Conversation) -> str:
+    raw = f"{row.last_activity_at.isoformat()}|{row.pk}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def _after(cursor: str) -> tuple[datetime, int] | None:
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        at, pk = raw.rsplit("|", 1)
+        return datetime.fromisoformat(at), int(pk)
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def conversation_list(
+    visible: QuerySet[Conversation], filters: ListFilters, *, limit: int = 50
+) -> tuple[list[Conversation], str | None]:
+    """One page of conversations, newest activity first, and the cursor of the next page.
+
+    Keyset pagination on (last_activity_at, id): a page costs the same deep in the list as at
+    its top. Flags are columns of the conversation; model and finish reason are EXISTS
+    subqueries; search is a full-text query over the visible (redacted) text: one query for the
+    page whatever its length. With ``before`` (the newer page's cursor) the page is the one just
+    above it, and the cursor returned is the next newer page's (None at the top). The page's rows
+    are read again by id (``_page``), so annotations or ``select_related`` on ``visible`` do not
+    carry over: add them there.
+    """
+    qs = _filtered(visible, filters)
+    if filters.before and (cursor := _after(filters.before)) is not None:
+        at, pk = cursor
+        qs = qs.filter(last_activity_at__gte=at).filter(
+            Q(last_activity_at__gt=at) | Q(last_activity_at=at, pk__gt=pk)
+        )
+        newer = _page(qs, ("last_activity_at", "pk"), limit + 1)
+        more = len(newer) > limit
+        page = list(reversed(newer[:limit]))
+        return page, (_cursor(page[0]) if more else None)
+    if filters.after and (cursor := _after(filters.after)) is not None:
+        at, pk = cursor
+        # The redundant "<=" lets PostgreSQL start the index scan at the cursor.
+        qs = qs.filter(last_activity_at__lte=at).filter(
+            Q(last_activity_at__lt=at) | Q(last_activity_at=at, pk__lt=pk)
+        )
+    rows = _page(qs, ("-last_activity_at", "-pk"), limit + 1)
+    next_cursor = _cursor(rows[limit - 1]) if len(rows) > limit else None
+    return rows[:limit], next_cursor
+
+
+def _page(qs: QuerySet[Conversation], order: tuple[str, str], n: int) -> list[Conversation]:
+    """A narrow first query, then the rows, in one statement: the page's ids are found in the
+    indexes alone (conv_activity_queue_idx holds the order and the queue; the flag and exchange
+    indexes answer the filters), and only the page's rows are read from the table. Selecting
+    whole rows while scanning would read a table row for every conversation passed over: with a
+    rare filter on a million conversations, tens of thousands of them."""
+    ids = qs.order_by(*order).values("pk")[:n]
+    return list(Conversation.objects.filter(pk__in=ids).order_by(*order))
+
+
+def conversation_cursor(row: Conversation) -> str:
+    """The keyset cursor of a row (for the newer page's ``before``)."""
+    return _cursor(row)
+
+
+def conversation_count(
+    visible: QuerySet[Conversation], filters: ListFilters, *, cap: int = 1000
+) -> int:
+    """How many conversations the filters keep, counted up to ``cap`` (``cap + 1`` means "more
+    than cap"): ``SELECT count(*) FROM (... LIMIT cap + 1)`` stops early, so the count costs at
+    most ``cap`` index entries whatever the size of the store."""
+    return _filtered(visible, filters).order_by()[: cap + 1].count()
+
+
+def _filtered(visible: QuerySet[Conversation], filters: ListFilters) -> QuerySet[Conversation]:
+    """``visible`` narrowed by every filter but the cursors."""
+    qs = visible
+    if filters.queue:
+        qs = qs.filter(queue=filters.queue)
+    if filters.customer:
+        qs = qs.filter(customer_external_id=filters.customer)
+    exchanges = Exchange.objects.filter(conversation=OuterRef("pk"))
+    if filters.model:
+        qs = qs.filter(Exists(exchanges.filter(response_model=filters.model)))
+    if filters.finish:
+        qs = qs.filter(Exists(exchanges.filter(stop_reason=filters.finish)))
+    if "truncated" in filters.flags:
+        qs = qs.filter(any_truncated=True)
+    if "refusal" in filters.flags:
+        qs = qs.filter(any_refusal=True)
+    if "rewritten" in filters.flags:
+        qs = qs.filter(any_rewritten=True)
+    if "many_tools" in filters.flags:
+        qs = qs.filter(tool_call_count__gte=MANY_TOOL_CALLS)
+    if filters.since:
+        qs = qs.filter(last_activity_at__gte=filters.since)
+    if filters.until:
+        qs = qs.filter(last_activity_at__lt=filters.until)
+    if filters.q:
+        query = SearchQuery(filters.q, config="english", search_type="websearch")
+        qs = qs.filter(Exists(Block.objects.filter(conversation=OuterRef("pk"), search=query)))
+    if filters.conversation:
+        qs = qs.filter(external_id=filters.conversation)
+    if filters.ticket:
+        from ..workspace.search import TICKET_LABEL
+
+        qs = qs.alias(ticket=KT(f"labels__{TICKET_LABEL}")).filter(ticket=filters.ticket)
+    if filters.identifier:
+        from ..workspace.search import identifier_filter
+
+        # IN (...) rather than EXISTS: the GIN index finds the few conversations first.
+        carrying = Block.objects.filter(identifier_filter(filters.identifier))
+        qs = qs.filter(pk__in=carrying.values("conversation_id"))
+    if filters.status:
+        qs = qs.filter(status=filters.status)
+    return qs
+
+
+@dataclass(frozen=True)
+class RowExtra:
+    """What a list row shows beyond the conversation's own columns."""
+
+    snippet: str  # the last visible message's text, redacted, on one line
+    snippet_role: str
+    model: str  # the latest exchange's model snapshot (or the model asked for)
+
+
+def conversation_row_extras(ids: list[int]) -> dict[int, RowExtra]:
+    """Per conversation of a page: the last visible message's snippet and the latest exchange's
+    model. One query for the page (two correlated subqueries per row, each an index range on
+    the conversation), whatever the page's or the conversations' length."""
+    if not ids:
+        return {}
+    last_text = (
+        Block.objects.filter(
+            conversation=OuterRef("pk"), block_class=Block.Class.VISIBLE, message__superseded=False
+        )
+        .exclude(text="")
+        .order_by("-message__sequence", "-position")
+        .values(snippet=JSONObject(text=Left("text", 400), role="message__role"))[:1]
+    )
+    latest = (
+        Exchange.objects.filter(conversation=OuterRef("pk"))
+        .order_by("-ordinal")
+        .values(model=JSONObject(response="response_model", requested="requested_model"))[:1]
+    )
+    rows = Conversation.objects.filter(pk__in=ids).values_list(
+        "pk",
+        Subquery(last_text, output_field=JSONField()),
+        Subquery(latest, output_field=JSONField()),
+    )
+    out = {}
+    for pk, snippet, model in rows:
+        snippet = snippet or {}
+        model = model or {}
+        out[pk] = RowExtra(
+            snippet=" ".join(str(snippet.get("text") or "").split()),
+            snippet_role=str(snippet.get("role") or ""),
+            model=str(model.get("response") or model.get("requested") or ""),
+        )
+    return out
+
+
+# Distinct values offered as filter choices, cached (they change as rarely as models do): the
+# store is not scanned on every page.
+_CHOICES_KEY = "conversations:list-choices:v1"
+_CHOICES_SECONDS = 600
+
+
+def exchange_choices() -> dict[str, list[str]]:
+    """The model snapshots and finish reasons stored, for the list's filters. Cached in the
+    shared cache for ten minutes (the values are model names and provider strings, nothing
+    personal); a value newer than the cache can still be filtered on, it is only not offered."""
+    from django.core.cache import cache
+
+    cached = cache.get(_CHOICES_KEY)
+    if cached is not None:
+        return dict(cached)
+    values = {
+        "model": sorted(
+            set(
+                Exchange.objects.exclude(response_model="")
+                .values_list("response_model", flat=True)
+                .distinct()
+            )
+        ),
+        "finish": sorted(
+            set(
+                Exchange.objects.exclude(stop_reason="")
+                .values_list("stop_reason", flat=True)
+                .distinct()
+            )
+        ),
+    }
+    cache.set(_CHOICES_KEY, values, _CHOICES_SECONDS)
+    return values
+
+
+def exchange_choices_forget() -> None:
+    """The next list page reads the choices afresh (tests; a deployment just waits)."""
+    from django.core.cache import cache
+
+    cache.delete(_CHOICES_KEY)

@@ -1,0 +1,87 @@
+"""The conversation page's reads, the replay's, and small lookups."""
+
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Prefetch, QuerySet
+
+from ..keystore.keys import data_key_for, decrypt_message
+from ..models import Block, Conversation, ConversationEvent, Exchange, Message, UnknownBlockType
+from ..projection.policies import tool_links
+from ..projection.project import view_fields
+
+# A conversation with at least this many tool calls is flagged "many tool calls".
+MANY_TOOL_CALLS = 5
+
+
+def conversation_by_external_id(external_id: str) -> Conversation | None:
+    return Conversation.objects.filter(external_id=external_id).first()
+
+
+def conversation_message_raws(
+    conversation: Conversation, *, include_superseded: bool = False
+) -> list[str]:
+    """The current messages' raw texts, decrypted, in sequence order: what replay returns."""
+    rows = Message.objects.filter(conversation=conversation)
+    if not include_superseded:
+        rows = rows.filter(superseded=False)
+    sealed = list(rows.order_by("sequence").values_list("sequence", "raw_ciphertext"))
+    if not sealed:
+        return []
+    key = data_key_for(conversation.pk)
+    return [decrypt_message(key, conversation.pk, seq, ct) for seq, ct in sealed]
+
+
+def unknown_block_types() -> QuerySet[UnknownBlockType]:
+    return UnknownBlockType.objects.order_by("-last_seen_at")
+
+
+def conversation_rows(*, limit: int) -> QuerySet[Conversation]:
+    """Newest activity first."""
+    return Conversation.objects.order_by("-last_activity_at", "-id")[:limit]
+
+
+@dataclass(frozen=True)
+class ConversationPage:
+    conversation: Conversation
+    exchanges: list[Exchange]
+    messages: list[Message]
+    events: list[ConversationEvent]
+
+
+def conversation_page(conversation: Conversation, *, can_see_restricted: bool) -> ConversationPage:
+    """A conversation with its exchanges, current messages, blocks and events, in a fixed
+    number of queries. Each AUDIT block gets ``shown`` and ``hidden``: its fields as this viewer
+    may see them (``projection.view_fields``); each message its exchange's reasoning tokens.
+
+    The encrypted raw text is deferred: pages show projections only.
+    """
+    messages = list(
+        Message.objects.filter(conversation=conversation, superseded=False)
+        .defer("raw_ciphertext")
+        .select_related("exchange")
+        .defer("exchange__settings_ciphertext")
+        .order_by("sequence")
+        .prefetch_related(Prefetch("blocks", queryset=Block.objects.order_by("position")))
+    )
+    links = tool_links()
+    for message in messages:
+        for block in message.blocks.all():
+            if block.block_class == Block.Class.AUDIT:
+                block.shown, block.hidden = view_fields(
+                    block.fields,
+                    tool_name=block.tool_name,
+                    can_see_restricted=can_see_restricted,
+                    links=links,
+                )
+    exchanges = list(
+        Exchange.objects.filter(conversation=conversation)
+        .defer("settings_ciphertext")
+        .order_by("ordinal")
+    )
+    events = list(conversation.events.order_by("at", "pk"))
+    return ConversationPage(conversation, exchanges, messages, events)
+
+

@@ -1,0 +1,90 @@
+"""An exchange (one model call) as the conversation page shows it beside the turn it produced:
+the model (and the alias asked for), usage with the reasoning share, the finish reason in words,
+the latency, and what went wrong in plain words."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .words import finish_words, key_words
+
+
+@dataclass
+class ExchangeSummary:
+    ordinal: int
+    model: str
+    requested: str  # the alias asked for, when the snapshot served differs
+    format: str
+    streamed: bool
+    input_tokens: int | None
+    cache_read_tokens: int | None
+    cache_write_tokens: int | None
+    output_tokens: int | None
+    reasoning_tokens: int | None
+    reasoning_share: int | None  # percent of the output
+    finish: str
+    finish_raw: str
+    latency_ms: int | None
+    flags: list[str]
+    thinking: str
+    max_tokens: int | None
+    server_tools: list[str]
+
+    @property
+    def usage_known(self) -> bool:
+        return self.input_tokens is not None or self.output_tokens is not None
+
+
+def exchange_summary(e: Any) -> ExchangeSummary:
+    share = None
+    if e.reasoning_tokens and e.output_tokens:
+        share = round(e.reasoning_tokens * 100 / e.output_tokens)
+    flags = []
+    if e.truncated:
+        flags.append("the answer was cut off")
+    if e.refusal:
+        flags.append("the model refused")
+    if e.history_rewritten:
+        flags.append(
+            f"history rewritten from message {e.rewritten_at} (the prompt cache was missed)"
+        )
+    if e.stream_error:
+        flags.append(f"the stream broke off: {e.stream_error}")
+    if e.unknown_chunks:
+        # Types only ever named in the admin (they are provider strings, not content).
+        flags.append(
+            "stream chunks of unknown types were read past: the record may lack what they carried"
+        )
+    thinking = ", ".join(
+        part
+        for part in (
+            e.thinking and f"thinking {e.thinking}",
+            e.effort and f"effort {e.effort}",
+            e.budget_tokens and f"budget {e.budget_tokens:,} tokens",
+        )
+        if part
+    )
+    model = e.response_model or e.requested_model
+    return ExchangeSummary(
+        ordinal=e.ordinal,
+        model=model,
+        requested=e.requested_model if e.requested_model and e.requested_model != model else "",
+        format=e.format,
+        streamed=e.streamed,
+        input_tokens=e.input_tokens,
+        cache_read_tokens=e.cache_read_tokens,
+        cache_write_tokens=e.cache_write_tokens,
+        output_tokens=e.output_tokens,
+        reasoning_tokens=e.reasoning_tokens,
+        reasoning_share=share,
+        finish=finish_words(e.stop_reason),
+        finish_raw=e.stop_reason,
+        latency_ms=e.latency_ms,
+        flags=flags,
+        thinking=thinking,
+        max_tokens=e.max_tokens,
+        server_tools=[
+            f"{key_words(k)} \u00d7 {v}" for k, v in (e.server_tool_counts or {}).items()
+        ],
+    )
