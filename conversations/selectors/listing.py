@@ -1,7 +1,6 @@
 """The conversation list: filters, keyset pages both ways, bounded counts, the rows' extras
 (snippet, model) and the filters' choices."""
 
-
 from __future__ import annotations
 
 import base64

@@ -1,6 +1,5 @@
 """The conversation page's reads, the replay's, and small lookups."""
 
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -83,5 +82,3 @@ def conversation_page(conversation: Conversation, *, can_see_restricted: bool) -
     )
     events = list(conversation.events.order_by("at", "pk"))
     return ConversationPage(conversation, exchanges, messages, events)
-
-

@@ -1,7 +1,6 @@
 """The field-policy preview: an exchange as agents see it now and under a draft policy, side by
 side, computed from the verbatim store; nothing is written."""
 
-
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -161,5 +160,3 @@ def _last_sequence(exchange: Exchange) -> int:
         .first()
     )
     return last if last is not None else -1
-
-
