@@ -19,8 +19,14 @@ from conversations.services import service_token_create
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every database test may use both databases: the main one and the keys one (data keys live
-    apart, console/settings.py). Tests asking for ``db`` get a django_db mark saying so."""
+    apart, console/settings.py). Tests asking for ``db`` get a django_db mark saying so.
+
+    Tests that start real Celery workers and beats (the ``clock`` fixture) share one private
+    Redis database, whose queue they flush: under pytest-xdist they run in one group, on one
+    worker, one after the other."""
     for item in items:
+        if "clock" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("celery"))
         marker = item.get_closest_marker("django_db")
         fixtures = getattr(item, "fixturenames", ())
         if marker is None and not {"db", "transactional_db", "admin_client", "client"} & set(
