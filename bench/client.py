@@ -40,7 +40,7 @@ from pathlib import Path
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import ROOT, BenchError, percentile, setup_django
+from bench.common import ROOT, BenchError, percentile, run_benchmark, setup_django
 from bench.ingest_api import gunicorn
 
 TARGET_ADDED_P99_MS = 1.0
@@ -261,8 +261,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_benchmark(main)

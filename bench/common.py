@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -27,6 +28,16 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATABASE_URL = "postgres://postgres@127.0.0.1:5432/console_bench"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/14"
+
+
+def run_benchmark(main: Callable[[], int]) -> None:
+    """A benchmark's ``__main__``: exits with ``main()``'s status, or 2 with the message of the
+    BenchError that stopped it (a refused database, a server that did not start)."""
+    try:
+        sys.exit(main())
+    except BenchError as exc:
+        print(f"{Path(sys.argv[0]).name}: {exc}", file=sys.stderr)
+        sys.exit(2)
 
 
 class BenchError(Exception):

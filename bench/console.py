@@ -74,7 +74,15 @@ from urllib.parse import urlencode
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import BenchError, Stopwatch, bench_environment, percentile, report, setup_django
+from bench.common import (
+    BenchError,
+    Stopwatch,
+    bench_environment,
+    percentile,
+    report,
+    run_benchmark,
+    setup_django,
+)
 from bench.console_seed import LONG_TURNS, RARE_MODEL, long_conversation, seed_store, seeded
 
 __all__ = ["long_conversation"]  # bench/replay.py takes it from here
@@ -679,8 +687,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_benchmark(main)

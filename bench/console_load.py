@@ -56,7 +56,7 @@ import psycopg
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import BenchError, bench_environment, percentile, setup_django
+from bench.common import BenchError, bench_environment, percentile, run_benchmark, setup_django
 from bench.console_seed import seed_store, seeded
 from bench.ingest_api import HOST, gunicorn, tail
 
@@ -416,8 +416,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_benchmark(main)

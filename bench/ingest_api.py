@@ -46,6 +46,7 @@ from bench.common import (
     Stopwatch,
     percentile,
     rate,
+    run_benchmark,
     setup_django,
     truncate_conversations,
     verdict,
@@ -292,8 +293,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_benchmark(main)

@@ -41,6 +41,7 @@ from bench.common import (
     median,
     rate,
     report,
+    run_benchmark,
     setup_django,
     truncate_conversations,
     verdict,
@@ -238,8 +239,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_benchmark(main)

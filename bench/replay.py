@@ -38,6 +38,7 @@ from bench.common import (
     BenchError,
     percentile,
     report,
+    run_benchmark,
     setup_django,
     store_bodies,
     truncate_conversations,
@@ -136,8 +137,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BenchError as exc:
-        print(f"bench/replay.py: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_benchmark(main)

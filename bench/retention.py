@@ -48,6 +48,7 @@ from bench.common import (
     percentile,
     rate,
     report,
+    run_benchmark,
     setup_django,
     store_bodies,
     truncate_conversations,
@@ -250,8 +251,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BenchError as exc:
-        print(f"bench/retention.py: {exc}", file=sys.stderr)
-        sys.exit(2)
+    run_benchmark(main)
