@@ -162,6 +162,8 @@ class Params:
     truncated: bool = False
     refusal: bool = False
     stream_error: str | None = None  # the type of an error event received mid-stream
+    # The client stopped reading before the stream's end: the message is what had arrived.
+    cancelled: bool = False
     # Stream chunk types the format does not know and read past (ai-sdk.ui): the stored message
     # may lack what they carried. Sorted, each once.
     unknown_chunks: list[str] = field(default_factory=list)

@@ -154,6 +154,12 @@ class Exchange(models.Model):
     truncated = models.BooleanField(default=False)
     refusal = models.BooleanField(default=False)
     stream_error = models.CharField(max_length=100, blank=True)
+    cancelled = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="the chat stopped reading the stream before its end: the stored answer is "
+        "what had arrived",
+    )
     unknown_chunks = models.JSONField(
         default=list,
         blank=True,

@@ -1212,7 +1212,9 @@ class AiSdkUi(Format):
         BlockClass.NEVER: {"reasoning"},
     }
 
-    def read(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
+    def read(
+        self, *, request: str, response: str | None, stream: str | None, cancelled: bool = False
+    ) -> ParsedExchange:
         body, history, last = self._request(request)
         # useChat continues the last message when it is the assistant's (module docstring).
         continued = last if last is not None and last[1]["role"] == "assistant" else None
@@ -1225,7 +1227,7 @@ class AiSdkUi(Format):
         else:
             assert stream is not None
             base = json.loads(continued[0]) if continued is not None else None
-            output, value = self._stream(stream, base, params)
+            output, value = self._stream(stream, base, params, cancelled=cancelled)
         message_id = value.get("id")
         params.response_id = message_id if isinstance(message_id, str) else None
         params.usage = _usage(value.get("metadata"))
@@ -1304,7 +1306,7 @@ class AiSdkUi(Format):
         return Message(role="assistant", raw=text.strip(_JSON_WS), blocks=blocks), msg
 
     def _stream(
-        self, text: Any, base: dict[str, Any] | None, params: Params
+        self, text: Any, base: dict[str, Any] | None, params: Params, *, cancelled: bool = False
     ) -> tuple[Message, dict[str, Any]]:
         if not isinstance(text, str):
             raise FormatError("expected the stream as a string", field="stream")
@@ -1319,6 +1321,8 @@ class AiSdkUi(Format):
                 try:
                     chunk = strict_loads(event.data)
                 except ValueError as exc:
+                    if event.unterminated and cancelled:
+                        break  # the client stopped reading inside this event
                     if event.unterminated:
                         raise FormatError(
                             f"the stream ends inside event {event.index}",
@@ -1335,7 +1339,7 @@ class AiSdkUi(Format):
                 acc.feed(event.index, chunk)
         except _Stop:
             pass  # an error chunk: the browser stops reading there
-        if acc.stream_error is None and not (acc.finished or acc.done):
+        if acc.stream_error is None and not (acc.finished or acc.done or cancelled):
             raise FormatError(
                 f"the stream ends after {count} events without a finish chunk or [DONE]",
                 field="stream",

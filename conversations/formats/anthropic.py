@@ -637,7 +637,7 @@ def _event_data(event: Event) -> dict[str, Any]:
     return payload
 
 
-def _parse_stream(stream: str, params: Params) -> list[Message]:
+def _parse_stream(stream: str, params: Params, *, cancelled: bool = False) -> list[Message]:
     state = _Stream()
     count = 0
     for event in iter_events(stream):
@@ -647,7 +647,12 @@ def _parse_stream(stream: str, params: Params) -> list[Message]:
         if state.done and event.unterminated:
             continue  # cut off after message_stop: nothing of the message was lost
         at = f"$[{event.index}].data"
-        data = _event_data(event)
+        try:
+            data = _event_data(event)
+        except FormatError as exc:
+            if cancelled and exc.code == "truncated_stream":
+                break  # the client stopped reading inside this event: it never arrived
+            raise
         kind = _need(data, "type", str, field="stream", at=at)
         handler = _Stream.HANDLERS.get(kind)
         if handler is None or kind == "ping":
@@ -669,7 +674,7 @@ def _parse_stream(stream: str, params: Params) -> list[Message]:
         handler(state, data, at)
         if kind == "error":
             break  # stop here: what arrived is kept, what follows is not trusted
-    if not state.done:
+    if not state.done and not cancelled:
         raise FormatError(
             f"the stream ended after {count} events without message_stop",
             field="stream",
@@ -708,7 +713,9 @@ class AnthropicMessages(Format):
         BlockClass.NEVER: {"thinking", "redacted_thinking"},
     }
 
-    def read(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
+    def read(
+        self, *, request: str, response: str | None, stream: str | None, cancelled: bool = False
+    ) -> ParsedExchange:
         _check_unicode(request, field="request")
         params = Params()
         history = _parse_request(request, params)
@@ -719,7 +726,7 @@ class AnthropicMessages(Format):
             assert stream is not None
             # Not _check_unicode(stream): a pair split across two deltas is two lone escapes in
             # the text, and one character once joined. The stored strings are checked instead.
-            output = _parse_stream(stream, params)
+            output = _parse_stream(stream, params, cancelled=cancelled)
         return ParsedExchange(history=history, output=output, params=params)
 
     def message_blocks(self, raw: str) -> tuple[Block, ...]:

@@ -52,7 +52,7 @@ FORMAT_ERRORS: dict[str, str] = {
     "bad_unicode": "a lone UTF-16 surrogate (an unpaired \\ud800-\\udfff escape)",
     "invalid_unicode": "a lone UTF-16 surrogate that UTF-8 cannot hold",
     "provider_error": "the response is the provider's error, not an answer",
-    "truncated_stream": "the stream ends before the provider's end of message",
+    "truncated_stream": "the stream ends before the provider's end of message (not cancelled)",
     "out_of_order": "a stream event before the one that must open it",
     "after_stop": "a stream event after the end of the message",
     "duplicate_index": "a stream opens a content index that is already open",

@@ -435,7 +435,7 @@ def _event_data(event: Event) -> Any:
         raise
 
 
-def _parse_stream(text: Any, params: Params) -> list[Message]:
+def _parse_stream(text: Any, params: Params, *, cancelled: bool = False) -> list[Message]:
     field = "stream"
     if not isinstance(text, str):
         raise FormatError(
@@ -452,13 +452,13 @@ def _parse_stream(text: Any, params: Params) -> list[Message]:
         try:
             data = expect(_event_data(event), dict, field=field, at=at)
         except FormatError as exc:
-            if exc.code == "truncated_stream" and acc.done:
+            if exc.code == "truncated_stream" and (acc.done or cancelled):
                 break  # the answer was whole; only a trailing chunk (usage) was cut off
             raise
         acc.chunk(data, at)
         if acc.error is not None:
             break
-    if not acc.done and acc.error is None:
+    if not acc.done and acc.error is None and not cancelled:
         raise FormatError(
             f"the stream ended after {count} events without a finish_reason or data: [DONE]",
             field=field,
@@ -491,12 +491,14 @@ class OpenAIChat(Format):
         BlockClass.NEVER: {*_REASONING_KEYS},
     }
 
-    def read(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
+    def read(
+        self, *, request: str, response: str | None, stream: str | None, cancelled: bool = False
+    ) -> ParsedExchange:
         history, params = _parse_request(request)
         if response is not None:
             output = _parse_response(response, params)
         else:
-            output = _parse_stream(stream, params)
+            output = _parse_stream(stream, params, cancelled=cancelled)
         return ParsedExchange(history=history, output=output, params=params)
 
     def message_blocks(self, raw: str) -> tuple[Block, ...]:

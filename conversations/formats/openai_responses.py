@@ -604,12 +604,18 @@ class _Stream:
         # repeat what output_item.done carries whole: nothing to accumulate.
     }
 
-    def feed(self, text: str) -> int:
-        """Consume events up to the terminal (or error) event; the number of events read."""
+    def feed(self, text: str, *, cancelled: bool = False) -> int:
+        """Consume events up to the terminal (or error) event; the number of events read. A
+        cancelled stream ends where the client stopped: an event cut off there is not read."""
         count = 0
         for event in iter_events(text):
             count += 1
-            data = _event_data(event)
+            try:
+                data = _event_data(event)
+            except FormatError as exc:
+                if cancelled and exc.code == "truncated_stream":
+                    break  # the client stopped reading inside this event
+                raise
             if data is None:
                 continue
             at = f"$[{event.index}].data"
@@ -644,15 +650,15 @@ def _finish_from_terminal(state: _Stream, body: dict[str, Any], body_at: str) ->
             state.item_at[k] = f"{body_at}.output[{i}]"
 
 
-def _parse_stream(text: Any, params: Params) -> list[Message]:
+def _parse_stream(text: Any, params: Params, *, cancelled: bool = False) -> list[Message]:
     field = "stream"
     if not isinstance(text, str):
         raise FormatError(
             f"expected SSE text, got {type(text).__name__}", field=field, code="wrong_type"
         )
     state = _Stream()
-    count = state.feed(text)
-    if state.final is None and state.error is None:
+    count = state.feed(text, cancelled=cancelled)
+    if state.final is None and state.error is None and not cancelled:
         raise FormatError(
             f"the stream ended after {count} events without response.completed, "
             "response.incomplete, response.failed or an error event",
@@ -683,8 +689,8 @@ def _parse_stream(text: Any, params: Params) -> list[Message]:
     if state.error is not None:
         params.stream_error = state.error
         params.truncated = True
-        if state.failed is None:
-            params.stop_reason = None  # the skeleton's "in_progress" is no stop reason
+    if state.failed is None and state.final is None:
+        params.stop_reason = None  # the skeleton's "in_progress" is no stop reason
     return output
 
 
@@ -697,12 +703,14 @@ class OpenAIResponses(Format):
         BlockClass.NEVER: {"reasoning"},
     }
 
-    def read(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
+    def read(
+        self, *, request: str, response: str | None, stream: str | None, cancelled: bool = False
+    ) -> ParsedExchange:
         history, params, full = _parse_request(request)
         if response is not None:
             output = _parse_response(response, params)
         else:
-            output = _parse_stream(stream, params)
+            output = _parse_stream(stream, params, cancelled=cancelled)
         return ParsedExchange(history=history, output=output, params=params, history_is_full=full)
 
     def message_blocks(self, raw: str) -> tuple[Block, ...]:

@@ -46,25 +46,45 @@ class Format(abc.ABC):
     block_types: ClassVar[Mapping[BlockClass, Iterable[str]]]
 
     def parse(
-        self, *, request: str, response: str | None = None, stream: str | None = None
+        self,
+        *,
+        request: str,
+        response: str | None = None,
+        stream: str | None = None,
+        cancelled: bool = False,
     ) -> ParsedExchange:
         """Parse one exchange. The preamble every format shares, written once: exactly one of
         ``response`` and ``stream`` (``response_or_stream``), every body given a string
         (``wrong_type``), and input nested past what the decoder can recurse into refused as
-        ``too_deep``, naming the body that is."""
+        ``too_deep``, naming the body that is.
+
+        ``cancelled``: the client stopped reading the stream before its end (the chat was
+        closed): the stream is what arrived. Its missing end, and an event cut off at the end,
+        are then not refused as ``truncated_stream``: the message is what its events built, and
+        ``params.cancelled`` says so. A ``response`` cannot be cancelled: half a JSON body is no
+        message (``ingest/body.py`` refuses it as ``cancelled_response``)."""
         output_field = check_output(response, stream)
+        if cancelled and stream is None:  # the body's check refuses it first (a 400)
+            raise ValueError("only a stream can be cancelled")
         expect(request, str, field="request", at="$")
         expect(response if output_field == "response" else stream, str, field=output_field, at="$")
         try:
-            return self.read(request=request, response=response, stream=stream)
+            parsed = self.read(
+                request=request, response=response, stream=stream, cancelled=cancelled
+            )
         except RecursionError:
             field = "request" if _too_deep(request) else output_field
             raise FormatError("JSON nested too deep", field=field, code="too_deep") from None
+        parsed.params.cancelled = cancelled
+        return parsed
 
     @abc.abstractmethod
-    def read(self, *, request: str, response: str | None, stream: str | None) -> ParsedExchange:
+    def read(
+        self, *, request: str, response: str | None, stream: str | None, cancelled: bool
+    ) -> ParsedExchange:
         """Parse one exchange whose bodies passed the preamble: exactly one of ``response`` and
-        ``stream`` is given, and every body given is a string."""
+        ``stream`` is given, and every body given is a string. ``cancelled`` (streams only): an
+        end missing, or an event cut off at the end, is what arrived, not an error."""
 
     @abc.abstractmethod
     def message_blocks(self, raw: str) -> tuple[Block, ...]:

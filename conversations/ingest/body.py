@@ -48,13 +48,14 @@ class ExchangeInput:
     started_at: datetime | None = None
     latency_ms: int | None = None
     labels: dict[str, Any] = field(default_factory=dict)
+    cancelled: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class Field:
     """One member of the body. ``kind``: ``text`` (a non-blank string), ``format`` (the name of a
     registered format), ``timestamp`` (RFC 3339, or null), ``integer`` (or null), ``labels`` (an
-    object, or null)."""
+    object, or null), ``boolean`` (true or false, or null for false)."""
 
     name: str
     kind: str
@@ -112,6 +113,15 @@ FIELDS: tuple[Field, ...] = (
         "``response`` and ``stream``.",
     ),
     Field(
+        "cancelled",
+        "boolean",
+        "True when the chat stopped reading the stream before its end (the customer closed the "
+        "chat, the call was cancelled): ``stream`` is what had arrived, and its missing end is "
+        "not refused. The exchange is stored as received and marked cancelled. Only with "
+        "``stream``.",
+        example=False,
+    ),
+    Field(
         "started_at",
         "timestamp",
         "When the provider call started (RFC 3339; without an offset: UTC). The conversation's "
@@ -150,6 +160,7 @@ ERRORS: dict[str, str] = {
     "too_large": "labels take more than 4 KB as JSON",
     "unknown_format": "format names no registered format",
     "response_or_stream": "neither or both of response and stream",
+    "cancelled_response": "cancelled is true with a response (only a stream can be cancelled)",
 }
 
 
@@ -199,6 +210,14 @@ def _integer(f: Field, value: Any) -> int | None:
     return value
 
 
+def _boolean(f: Field, value: Any) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise _fail("invalid", "Must be a valid boolean.", f.name)
+    return value
+
+
 def _labels(f: Field, value: Any) -> dict[str, Any]:
     if value is None:
         return {}
@@ -243,6 +262,13 @@ def exchange_input(body: Any) -> ExchangeInput:
     values["started_at"] = _timestamp(_BY_NAME["started_at"], body.get("started_at"))
     values["latency_ms"] = _integer(_BY_NAME["latency_ms"], body.get("latency_ms"))
     values["labels"] = _labels(_BY_NAME["labels"], body.get("labels"))
+    values["cancelled"] = _boolean(_BY_NAME["cancelled"], body.get("cancelled"))
+    if values["cancelled"] and texts["stream"] is None:
+        raise _fail(
+            "cancelled_response",
+            "only a stream can be cancelled: a response body arrives whole or not at all",
+            "cancelled",
+        )
     return ExchangeInput(**values)
 
 
@@ -269,6 +295,8 @@ def _schema(f: Field) -> dict[str, Any]:
         out.update(type="integer", minimum=0, nullable=True)
         if f.maximum is not None:
             out["maximum"] = f.maximum
+    elif f.kind == "boolean":
+        out.update(type="boolean", nullable=True)
     elif f.kind == "labels":
         out.update(
             type="object",
@@ -304,4 +332,9 @@ def json_schema() -> dict[str, Any]:
             {"required": ["response"], "not": {"required": ["stream"]}},
             {"required": ["stream"], "not": {"required": ["response"]}},
         ],
+        # Only a stream can be cancelled.
+        "not": {
+            "required": ["response", "cancelled"],
+            "properties": {"cancelled": {"enum": [True]}},
+        },
     }

@@ -14,5 +14,5 @@ from .body import ExchangeInput
 def exchange_parse(data: ExchangeInput) -> ParsedExchange:
     """Parse with the format's module; raises FormatError for anything that does not fit."""
     return formats.get(data.format).parse(
-        request=data.request, response=data.response, stream=data.stream
+        request=data.request, response=data.response, stream=data.stream, cancelled=data.cancelled
     )

@@ -88,6 +88,7 @@ def exchange_fields(data: ExchangeInput, parsed: ParsedExchange) -> dict[str, An
         "truncated": p.truncated,
         "refusal": p.refusal,
         "stream_error": s(p.stream_error, 100),
+        "cancelled": p.cancelled,
         "unknown_chunks": [s(kind, 100) for kind in p.unknown_chunks[:20]],
     }
 

@@ -51,6 +51,8 @@ def exchange_summary(e: Any) -> ExchangeSummary:
         )
     if e.stream_error:
         flags.append(f"the stream broke off: {e.stream_error}")
+    if e.cancelled:
+        flags.append("cancelled by the chat before the end: the answer is what had arrived")
     if e.unknown_chunks:
         # Types only ever named in the admin (they are provider strings, not content).
         flags.append(

@@ -422,3 +422,36 @@ def test_the_replay_is_cut_into_exact_elements() -> None:
     for bad in (b'{"msgs":[]}', b'{"messages":[1,]}', b'{"messages":[1] ', b'{"messages":[1]}x'):
         with pytest.raises(ValueError):
             split_envelope(bad)
+
+
+def test_a_cancelled_capture_is_sent_as_far_as_it_arrived() -> None:
+    """A stream cut inside a character is sent without that character's first bytes, with
+    ``cancelled``; a plain response body cut off is no exchange; a whole one has no flag."""
+    from console_client._capture import Capture, Unsendable
+    from console_client._context import Conversation
+
+    def capture(chunks: list[bytes], *, streamed: bool, ended: bool) -> Capture:
+        c = Capture(
+            format="anthropic.messages",
+            conversation=Conversation("c-1", "u-9"),
+            request=b'{"messages":[]}',
+            lib=httpx2,
+        )
+        c.streamed, c.chunks, c.ended = streamed, chunks, ended
+        c.finish()
+        return c
+
+    euro = "€".encode()  # three bytes
+    cut = capture([b"data: {}\n\ndata: caf", euro[:2]], streamed=True, ended=False)
+    body = json.loads(cut.body())
+    assert body["cancelled"] is True
+    assert body["stream"] == "data: {}\n\ndata: caf"
+
+    whole = capture([b"data: {}\n\n"], streamed=True, ended=True)
+    assert "cancelled" not in json.loads(whole.body())
+
+    with pytest.raises(Unsendable, match="cut off"):
+        capture([b'{"id": "msg_'], streamed=False, ended=False).body()
+    # Bytes that are not UTF-8 in the middle stay unsendable, cut or not.
+    with pytest.raises(Unsendable, match="not UTF-8"):
+        capture([b"data: \xff\xfe more"], streamed=True, ended=False).body()

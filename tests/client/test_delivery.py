@@ -283,19 +283,20 @@ def test_a_hanging_console_never_blocks_a_chat_call_and_a_retry_stores_once(
         ).raw == expected_replay(s.format, received.body, s)
 
 
-def test_a_stream_cancelled_mid_way_is_posted_as_received_and_refused_by_the_ingest_api(
+def test_a_stream_cancelled_mid_way_is_stored_as_received_and_flagged(
     provider: FakeProvider,
     live_console: ConsoleServer,
     token: str,
     tmp_path: Path,
-    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """The customer stops the answer: what arrived is posted. The ingest API has no field to
-    accept a partial stream, so the console refuses it (400, nothing stored): counted, logged.
+    """The customer stops the answer: what arrived is posted with ``cancelled``, and the
+    console stores it as received, flagged: the exchange says cancelled, and the answer is
+    the text of the deltas that had arrived (here the first content block's start and one
+    delta of thinking, none of it shown).
 
-    The SDK gets the first event while the fake holds back the rest of the stream: the tee hands
-    each chunk on as it arrives (were it buffering, ``next()`` would wait for a gate that opens
-    only after it)."""
+    The SDK gets the first events while the fake holds back the rest of the stream: the tee
+    hands each chunk on as it arrives (were it buffering, ``next()`` would wait for a gate that
+    opens only after it)."""
     served = pick("anthropic-clear-thinking")
     gate = threading.Event()
     # The first chunk holds message_start whole, and no more than that.
@@ -308,7 +309,6 @@ def test_a_stream_cancelled_mid_way_is_posted_as_received_and_refused_by_the_ing
         spool_dir=tmp_path,
         **FAST,
     )
-    caplog.set_level(logging.WARNING, logger="console_client")
     try:
         with (
             console_client.conversation("conv-cancelled", customer="cus-c"),
@@ -326,10 +326,13 @@ def test_a_stream_cancelled_mid_way_is_posted_as_received_and_refused_by_the_ing
         client.close()
     assert console_client.flush(timeout=WAIT_SECONDS)
     counts = console_client.counters()
-    assert (counts.cancelled, counts.rejected, counts.sent) == (1, 1, 0)
-    (refusal,) = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
-    assert "cancelled before its end" in refusal and "truncated_stream" in refusal
-    assert not Conversation.objects.filter(external_id="conv-cancelled").exists()
+    assert (counts.cancelled, counts.rejected, counts.sent) == (1, 0, 1)
+    (exchange,) = Exchange.objects.filter(conversation__external_id="conv-cancelled")
+    assert exchange.cancelled and exchange.streamed
+    assert exchange.stop_reason == ""  # message_delta never arrived
+    replay = console_client.history("conv-cancelled", url=live_console.url, token=token)
+    # The request's message, then the assistant turn as far as it had arrived: no blocks yet.
+    assert replay.raw_messages[-1] == b'{"role":"assistant","content":[]}'
 
 
 def test_a_stream_closed_after_its_last_event_is_stored(

@@ -125,7 +125,9 @@ def test_a_format_without_a_reasoning_reader_cannot_be_registered() -> None:
             BlockClass.NEVER: set(),
         }
 
-        def read(self, *, request: str, response: str | None, stream: str | None) -> Any:
+        def read(
+            self, *, request: str, response: str | None, stream: str | None, cancelled: bool
+        ) -> Any:
             raise AssertionError
 
         def message_blocks(self, raw: str) -> Any:
@@ -145,7 +147,9 @@ def test_a_format_whose_shown_types_overlap_its_never_types_cannot_be_registered
             BlockClass.NEVER: {"thinking"},
         }
 
-        def read(self, *, request: str, response: str | None, stream: str | None) -> Any:
+        def read(
+            self, *, request: str, response: str | None, stream: str | None, cancelled: bool
+        ) -> Any:
             raise AssertionError
 
         def message_blocks(self, raw: str) -> Any:

@@ -99,10 +99,15 @@ class Capture:
         return bytes(decoded)
 
     def body(self) -> bytes:
-        """The ``POST /api/v1/exchanges`` body, UTF-8 JSON."""
+        """The ``POST /api/v1/exchanges`` body, UTF-8 JSON. A stream cancelled before its end
+        is sent as far as it arrived, with ``cancelled``; a response body cut off is no message
+        (Unsendable)."""
+        cancelled = self.cancelled
+        if cancelled and not self.streamed:
+            raise Unsendable("the response body was cut off before its end (not a stream)")
         try:
             request = self.request.decode("utf-8")
-            response = self.received().decode("utf-8")
+            response = _utf8(self.received(), cut=cancelled)
         except UnicodeDecodeError as exc:
             raise Unsendable(f"not UTF-8: {exc}") from None
         body: dict[str, Any] = {
@@ -114,6 +119,19 @@ class Capture:
             "started_at": self.started_at.isoformat(timespec="milliseconds"),
             "latency_ms": self.latency_ms,
         }
+        if cancelled:
+            body["cancelled"] = True
         if self.conversation.labels:
             body["labels"] = dict(self.conversation.labels)
         return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+
+def _utf8(data: bytes, *, cut: bool) -> str:
+    """``data`` as text. A stream cut off (``cut``) may end inside a character: those last
+    bytes never made a character the chat could show, and are left out."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if cut and exc.reason == "unexpected end of data" and exc.start >= len(data) - 3:
+            return data[: exc.start].decode("utf-8")
+        raise

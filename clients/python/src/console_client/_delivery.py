@@ -394,12 +394,7 @@ class Console:
         with self._cond:
             self._counts["rejected"] += 1
             self._failures = 0
-        note = (
-            " (a stream cancelled before its end: the ingest API has no field to accept a "
-            "partial stream yet)"
-            if cancelled
-            else ""
-        )
+        note = " (a stream cancelled before its end)" if cancelled else ""
         log.warning(
             "console_client: the console refused an exchange of conversation %s with %s%s: %s",
             entry.conversation,
