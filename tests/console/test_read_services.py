@@ -13,6 +13,7 @@ from django.db import connection, transaction
 
 import console.compliance_views
 import console.review_views
+import console.sharing_views
 import console.views
 from conversations.selectors import conversation_cursor
 from conversations.sharing.links import share_link_create
@@ -51,7 +52,8 @@ def test_pages_render_after_the_read_committed(
     client: Any, world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[tuple[str, bool]] = []
-    for module in (console.views, console.compliance_views, console.review_views):
+    modules = (console.views, console.compliance_views, console.review_views, console.sharing_views)
+    for module in modules:
         real = module.render
 
         def spy(request: Any, template: str, *args: Any, _real: Any = real, **kw: Any) -> Any:
@@ -74,9 +76,13 @@ def test_pages_render_after_the_read_committed(
         "/compliance/deletions/",
         f"/compliance/deletions/{request.pk}/",
         "/compliance/holds/",
+        "/compliance/share-links/",
     ):
         assert staff.get(page).status_code == 200, page
-    assert len(seen) == 10
+    _, token = share_link_create(actor=world.users["agent"], conversation_id=world.billing.pk)
+    staff.logout()
+    assert staff.get(f"/s/{token}/", REMOTE_ADDR="10.1.2.3").status_code == 200
+    assert len(seen) == 12
     assert not [template for template, atomic in seen if atomic]
 
 
