@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from conversations.models import FieldPolicy, ShareLink, WorkNote
-from conversations.services import field_policy_save
+from conversations.services import field_policy_save, reprojection_run
 from conversations.sharing.links import share_link_create, share_link_revoke, token_sha256
 from conversations.sharing.services import work_note_save
 from retention.models import Receipt
@@ -180,6 +180,22 @@ def test_share_link_shows_only_messages_up_to_the_moment_of_sharing(
     body = client.get(f"/s/{token}/", REMOTE_ADDR=_address()).content.decode()
     assert "answer BEFORE-SHARING" in body
     assert "AFTER-SHARING" not in body
+
+
+def test_share_page_follows_a_policy_change_no_copy_kept(client: Any, world: World) -> None:
+    """The page is rendered at each opening: a field a new policy drops is gone from it."""
+    _, token = share_link_create(actor=world.users["agent"], conversation_id=world.billing.pk)
+    client.logout()
+    address = _address()
+    assert "order id" in client.get(f"/s/{token}/", REMOTE_ADDR=address).content.decode()
+    job = field_policy_save(
+        policy=FieldPolicy(tool_name="get_order", side="input", path="$.order_id",
+                           storage_class="drop")
+    )  # fmt: skip
+    reprojection_run(job_id=job.pk)
+    body = client.get(f"/s/{token}/", REMOTE_ADDR=address).content.decode()
+    assert "order id" not in body
+    assert "get_order" in body  # the call is still there, its identifier is not
 
 
 def test_share_days_default_and_bounds(client: Any, world: World) -> None:
