@@ -220,6 +220,32 @@ EVENT_TYPES = _types(
         "compliance staff browsed (or exported) the audit log",
         _keys("page", "filters", "query_hash", "results", "format"),
     ),
+    # What leaves the console (conversations/sharing/): share links and work notes.
+    EventType(
+        "share_link.created",
+        "a person made a read-only link to a conversation's transcript up to that moment",
+        _keys("link", "days", "expires_at"),
+        required=_keys("link"),
+    ),
+    EventType(
+        "share_link.revoked",
+        "a share link was revoked before it expired",
+        _keys("link"),
+        required=_keys("link"),
+    ),
+    EventType(
+        "share_link.opened",
+        "someone opened a share link (the link is the actor); outcome: shown, expired, revoked "
+        "or erased",
+        _keys("link", "outcome"),
+        required=_keys("outcome"),
+    ),
+    EventType(
+        "work_note.changed",
+        "an admin saved or deleted a tool's work note template",
+        _keys("change", "tool", "note"),
+        required=_keys("change"),
+    ),
     # A person's own display settings (console/preferences.py).
     EventType(
         "preference.changed",

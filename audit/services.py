@@ -28,13 +28,17 @@ ACTOR_LABEL_MAX = AuditEvent._meta.get_field("actor_label").max_length or 200
 
 
 def actor_of(actor: Any) -> tuple[int | None, str]:
-    """(actor_id, actor_label) for a Django user, None (the system) or a named service token."""
+    """(actor_id, actor_label) for a Django user, None (the system), a named service token or an
+    object naming itself by ``audit_actor`` (a share link)."""
     if actor is None:
         return None, "system"
     if isinstance(actor, AnonymousUser):
         return None, "anonymous"
     if isinstance(actor, AbstractBaseUser):
         return actor.pk, actor.get_username()[:ACTOR_LABEL_MAX]
+    label = getattr(actor, "audit_actor", None)
+    if isinstance(label, str) and label:  # an actor that is not a person (a share link)
+        return None, label[:ACTOR_LABEL_MAX]
     name = getattr(actor, "name", None)
     if isinstance(name, str) and name:
         return None, f"service-token:{name}"[:ACTOR_LABEL_MAX]

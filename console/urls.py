@@ -3,13 +3,23 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import compliance_views, review_views, views
+from . import compliance_views, review_views, sharing_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("conversations/<int:pk>/", views.conversation_detail, name="conversation-detail"),
     path("conversations/<int:pk>/calls/<str:call>/", views.tool_call, name="conversation-call"),
     path("conversations/<int:pk>/review/", review_views.review, name="conversation-review"),
+    # What leaves the console (conversations/sharing/).
+    path(
+        "conversations/<int:pk>/export.<str:fmt>",
+        sharing_views.conversation_export,
+        name="conversation-export",
+    ),
+    path("conversations/<int:pk>/share/", sharing_views.share_create, name="share-create"),
+    path("share-links/<int:link>/revoke/", sharing_views.share_revoke, name="share-revoke"),
+    path("s/<str:token>/", sharing_views.share_page, name="share-page"),
+    path("compliance/share-links/", sharing_views.share_links, name="share-links"),
     path("settings/", views.preferences, name="preferences"),
     path("audit/", views.audit_log, name="audit-log"),
     path("audit/export.<str:fmt>", views.audit_export, name="audit-export"),

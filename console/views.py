@@ -142,6 +142,7 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "can_review": view.can_review,
             "timeline": view.timeline,
             "ticket": view.ticket,
+            "share_links": view.share_links,
         },
     )
 

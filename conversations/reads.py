@@ -27,7 +27,7 @@ from django.utils import timezone
 
 import audit
 
-from .models import Conversation, Exchange, ReviewAlert, ReviewGrant
+from .models import Conversation, Exchange, ReviewAlert, ReviewGrant, ShareLink
 from .permissions import (
     access_conversation,
     is_console_admin,
@@ -51,6 +51,8 @@ from .selectors import (
     exchange_choices,
     exchange_preview,
 )
+from .sharing.notes import annotate, note_templates
+from .sharing.reads import share_links_of
 from .workspace.search import WORDS, Found, Ticket, narrowed, resolve, ticket_of
 from .workspace.status import ESCALATED
 from .workspace.timeline import Timeline, ToolCall, build_timeline
@@ -97,6 +99,7 @@ class ConversationView:
     audit_id: int
     timeline: Timeline | None = None
     ticket: Ticket | None = None
+    share_links: list[ShareLink] = field(default_factory=list)  # sharing/: newest first
 
 
 @transaction.atomic
@@ -182,11 +185,18 @@ def conversation_read(*, user: Any, id: int) -> ConversationView:
     )
     can_review = review_grant_live(user=user, conversation_id=conversation.pk) is not None
     timeline = build_timeline(page)
+    annotate(timeline.calls.values(), note_templates())
+    links = share_links_of(conversation)
     event = audit.record(
         "conversation.viewed", actor=user, conversation_id=conversation.pk, page="detail"
     )
     return ConversationView(
-        page, can_review, event.pk, timeline=timeline, ticket=ticket_of(conversation.labels)
+        page,
+        can_review,
+        event.pk,
+        timeline=timeline,
+        ticket=ticket_of(conversation.labels),
+        share_links=links,
     )
 
 
@@ -210,6 +220,7 @@ def tool_call_read(*, user: Any, id: int, call: str) -> ToolCallView:
     found = build_timeline(page).calls.get(call)
     if found is None:
         raise Http404("no such tool call")
+    annotate([found], note_templates())
     event = audit.record(
         "conversation.viewed", actor=user, conversation_id=conversation.pk, page="tool-call"
     )

@@ -35,6 +35,7 @@ from conversations.models import (
     IdempotencyKey,
     Message,
     ReviewGrant,
+    ShareLink,
 )
 
 from .models import RetentionClass
@@ -72,6 +73,9 @@ ERASED: tuple[Entry, ...] = (
     Entry(ConversationEvent, _fk(ConversationEvent)),
     Entry(IdempotencyKey, _fk(IdempotencyKey)),
     Entry(ReviewGrant, _fk(ReviewGrant)),
+    # A link holds no text, but it opens the conversation: it goes with it (opening it
+    # afterwards answers 410, conversations/sharing/links.py).
+    Entry(ShareLink, _fk(ShareLink)),
     Entry(
         ConversationUserObjectPermission, _fk(ConversationUserObjectPermission, "content_object")
     ),

@@ -23,8 +23,11 @@ from ..models import (
     QueueGroupObjectPermission,
     QueueUserObjectPermission,
     ServiceToken,
+    ShareLink,
     ToolLink,
+    WorkNote,
 )
+from ..projection.policies import field_policies
 from ..projection.project import PATH_RE, Rule
 from ..reads import exchange_preview_read
 from ..selectors import exchanges_for_preview
@@ -38,7 +41,9 @@ from ..services import (
     tool_link_delete,
     tool_link_save,
 )
-from .base import AuditedAdmin
+from ..sharing.notes import TemplateRefused, check_template
+from ..sharing.services import work_note_delete, work_note_save
+from .base import AuditedAdmin, ReadOnlyAdmin
 
 
 @admin.register(ServiceToken)
@@ -256,3 +261,47 @@ class QueueAdmin(AuditedAdmin):
                 queue_grant(
                     principal=principal, queue_name=queue.name, revoke=True, actor=request.user
                 )
+
+
+class WorkNoteForm(forms.ModelForm):
+    """Refuses, on save, a template naming a field a note may not show (the field named)."""
+
+    class Meta:
+        model = WorkNote
+        fields = ["tool_name", "template"]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        tool, template = data.get("tool_name"), data.get("template")
+        if tool and template:
+            try:
+                check_template(tool=tool, template=template, policies=field_policies(fresh=True))
+            except TemplateRefused as exc:
+                self.add_error("template", exc.detail)
+        return data
+
+
+@admin.register(WorkNote)
+class WorkNoteAdmin(AuditedAdmin):
+    """A progress line per tool, shown in the trail, the export, share pages and the live view
+    ("Looked up order {order_id}: {status}"): only identifier, status and display fields."""
+
+    form = WorkNoteForm
+    list_display = ("tool_name", "template", "updated_at")
+    search_fields = ("tool_name",)
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        work_note_save(note=obj, actor=request.user)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        work_note_delete(note=obj, actor=request.user)
+
+
+@admin.register(ShareLink)
+class ShareLinkAdmin(ReadOnlyAdmin):
+    """Share links, for the record (compliance lists them at /compliance/share-links/): no
+    token is kept, only its hash. Revoked from the conversation page or that list."""
+
+    list_display = ("pk", "conversation", "created_by", "created_at", "expires_at", "revoked_at")
+    list_select_related = ("conversation", "created_by")
+    exclude = ("token_sha256",)

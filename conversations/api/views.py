@@ -11,6 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..continuation import continuation, continuation_envelope
 from ..formats import FormatError
 from ..formats.base import FORMAT_ERRORS
 from ..ingest import body
@@ -19,7 +20,11 @@ from ..ingest.examples import EXAMPLES
 from ..ingest.guards import Refused
 from ..models import ServiceToken
 from ..replay import envelope
-from ..selectors import conversation_by_external_id, conversation_message_raws
+from ..selectors import (
+    conversation_by_external_id,
+    conversation_format,
+    conversation_message_raws,
+)
 from ..services import (
     IngestConflict,
     body_sha256,
@@ -179,13 +184,36 @@ class ConversationMessagesApi(APIView):
             ),
             **_ERRORS,
         },
+        parameters=[
+            OpenApiParameter(
+                "for",
+                str,
+                OpenApiParameter.QUERY,
+                enum=["continuation"],
+                description="`continuation`: what the provider needs to continue (the reasoning "
+                "of earlier turns left out where its documentation says it is not needed, an open "
+                "tool loop kept unmodified; conversations/continuation.py). The body then ends "
+                'with `"left_out":{"elements":n,"bytes":n}`, also in the headers '
+                "`Left-Out-Elements` and `Left-Out-Bytes`.",
+            )
+        ],
         summary="Replay a conversation byte for byte",
     )
     def get(self, request: Request, conversation: str) -> HttpResponse:
+        purpose = request.query_params.get("for")
+        if purpose not in (None, "continuation"):
+            raise ApiError(
+                "for must be continuation, or absent", code="invalid", field="for", at="$.for"
+            )
         row = _conversation_or_404(conversation)
-        return HttpResponse(
-            envelope(conversation_message_raws(row)), content_type="application/json"
-        )
+        raws = conversation_message_raws(row)
+        if purpose is None:
+            return HttpResponse(envelope(raws), content_type="application/json")
+        kept = continuation(conversation_format(row), raws)
+        response = HttpResponse(continuation_envelope(kept), content_type="application/json")
+        response["Left-Out-Elements"] = str(kept.left_out_elements)
+        response["Left-Out-Bytes"] = str(kept.left_out_bytes)
+        return response
 
 
 class ConversationEventCreateApi(APIView):

@@ -33,6 +33,17 @@ def conversation_message_raws(
     return [decrypt_message(key, conversation.pk, seq, ct) for seq, ct in sealed]
 
 
+def conversation_format(conversation: Conversation) -> str:
+    """The provider format of the conversation's latest exchange ("" for none)."""
+    fmt = (
+        Exchange.objects.filter(conversation=conversation)
+        .order_by("-ordinal")
+        .values_list("format", flat=True)
+        .first()
+    )
+    return fmt or ""
+
+
 def unknown_block_types() -> QuerySet[UnknownBlockType]:
     return UnknownBlockType.objects.order_by("-last_seen_at")
 

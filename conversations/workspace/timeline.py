@@ -100,6 +100,7 @@ class ToolCall:
     called_in: int | None = None  # exchange ordinals
     answered_in: int | None = None
     at: datetime | None = None
+    note: str = ""  # the admin's work note for this tool (sharing/notes.py: annotate)
 
     @property
     def identifiers(self) -> list[Shown]:

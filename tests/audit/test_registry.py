@@ -31,6 +31,10 @@ STABLE_CODES = {
     "retention.swept",
     "audit.viewed",
     "preference.changed",
+    "share_link.created",
+    "share_link.revoked",
+    "share_link.opened",
+    "work_note.changed",
 }
 
 AUDIT_DIR = Path(__file__).resolve().parents[2] / "audit"

@@ -17,9 +17,11 @@ from django.test import Client
 
 from audit.models import AuditEvent
 from conversations.admin import AuditedAdmin
-from conversations.models import FieldPolicy, Queue, ServiceToken, ToolLink
+from conversations.models import FieldPolicy, Queue, ServiceToken, ShareLink, ToolLink, WorkNote
 from conversations.services import service_token_create
+from conversations.sharing.links import share_link_create
 from retention.models import RetentionClass
+from tests.factories import ConversationFactory
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
@@ -74,6 +76,9 @@ def test_every_writable_admin_of_ours_is_audited(superuser: Any) -> None:
 def test_the_admin_walk_answers_every_page(admin_client: Client) -> None:
     service_token_create(name="walk")
     ToolLink.objects.create(tool_name="walk", url_template="https://x.example/{id}")
+    WorkNote.objects.create(tool_name="walk", template="Walked {id}")
+    user = get_user_model().objects.get(username="root")
+    share_link_create(actor=user, conversation_id=ConversationFactory().pk)
     for model, model_admin in admin.site._registry.items():
         opts = model._meta
         base = f"/admin/{opts.app_label}/{opts.model_name}/"
@@ -128,6 +133,36 @@ def test_tool_links_saved_and_deleted(admin_client: Client) -> None:
         ("tool_link.changed", {"change": "deleted", "tool": "get_order", "link": link.pk})
     ]
     assert not ToolLink.objects.exists()
+
+
+def test_work_notes_saved_refused_and_deleted(admin_client: Client) -> None:
+    base = "/admin/conversations/worknote/"
+    data = {"tool_name": "get_order", "template": "Looked up order {order_id}: {status}"}
+    rows = written(admin_client, "post", f"{base}add/", data)
+    note = WorkNote.objects.get()
+    assert rows == [
+        ("work_note.changed", {"change": "saved", "tool": "get_order", "note": note.pk})
+    ]
+    refused = admin_client.post(f"{base}{note.pk}/change/", {**data, "template": "{secret}"})
+    assert refused.status_code == 200
+    assert "{secret} is a drop field of get_order" in refused.content.decode()
+    note.refresh_from_db()
+    assert note.template == data["template"]
+    rows = written(admin_client, "post", f"{base}{note.pk}/delete/", {"post": "yes"})
+    assert rows == [
+        ("work_note.changed", {"change": "deleted", "tool": "get_order", "note": note.pk})
+    ]
+
+
+def test_share_links_are_read_only_in_the_admin(admin_client: Client) -> None:
+    user = get_user_model().objects.get(username="root")
+    link, token = share_link_create(actor=user, conversation_id=ConversationFactory().pk)
+    page = admin_client.get(f"/admin/conversations/sharelink/{link.pk}/change/")
+    assert page.status_code == 200
+    assert link.token_sha256 not in page.content.decode() and token not in page.content.decode()
+    assert admin_client.post(f"/admin/conversations/sharelink/{link.pk}/delete/",
+                             {"post": "yes"}).status_code == 403  # fmt: skip
+    assert ShareLink.objects.filter(pk=link.pk).exists()
 
 
 def test_queues_created_granted_and_never_renamed(admin_client: Client, superuser: Any) -> None:

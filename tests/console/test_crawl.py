@@ -11,7 +11,10 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 from django.utils import timezone
 
+from conversations.models import WorkNote
 from conversations.services import conversation_record_event
+from conversations.sharing.links import share_link_create, share_link_revoke
+from conversations.sharing.services import work_note_save
 from retention.services import deletion_request_submit, legal_hold_place, retention_tick
 from tests.console.conftest import (
     DROPPED_MARKER,
@@ -76,6 +79,10 @@ def test_crawl_finds_no_marker_and_no_raw_pii(client: Any, world: World, role: s
         at=timezone.now(),
         value={"reason": f"wants a human, write to {PII['email']}"},
     )
+    # A work note naming the trail's identifier, and share links (listed on the conversation
+    # page and for compliance), so the crawl reaches the notes, the exports and the lists.
+    work_note_save(note=WorkNote(tool_name="get_order", template="Looked up order {order_id}"))
+    share_link_create(actor=world.users["agent"], conversation_id=world.billing.pk)
     client.force_login(world.users[role])
     pages = crawl(client)
     assert len(pages) > 1
@@ -94,6 +101,13 @@ def test_crawl_finds_no_marker_and_no_raw_pii(client: Any, world: World, role: s
         assert any(re.match(r"/conversations/\d+/calls/\d+-\d+/$", u) for u in pages)
         assert any(re.match(r"hx:/conversations/\d+/calls/\d+-\d+/$", u) for u in pages)
         assert "/settings/" in pages
+        # The text-only exports, every format, as the crawl found them on the page.
+        if role != "other_agent":
+            for fmt in ("md", "txt", "json"):
+                url = f"/conversations/{world.billing.pk}/export.{fmt}"
+                assert pages[url][0] == 200, url
+                assert "Looked up order ORD-7654321" in pages[url][1]
+            assert "Looked up order ORD-7654321" in pages[f"/conversations/{world.billing.pk}/"][1]
         for url, (_, body, _) in pages.items():
             for kind, value in PII.items():
                 assert value not in body, (role, url, kind)
@@ -111,9 +125,39 @@ def test_crawl_finds_no_marker_and_no_raw_pii(client: Any, world: World, role: s
             "/audit/export.csv",
             "/audit/export.json",
         }
+        exports.add("/compliance/share-links/")
         assert exports <= set(pages), exports - set(pages)
         assert all(pages[u][0] == 200 for u in exports)
         # The erased customer's id is in none of them; the hold names the backend's id.
         for url in exports:
             assert gone.customer_external_id not in pages[url][1], url
         assert world.billing.external_id in pages["/compliance/holds/"][1]
+
+
+def test_share_pages_carry_no_marker_no_dropped_field_and_no_raw_pii(
+    client: Any, world: World
+) -> None:
+    """The public share page (every state) and what it links to, opened without login."""
+    work_note_save(note=WorkNote(tool_name="get_order", template="Looked up order {order_id}"))
+    agent = world.users["agent"]
+    _, live = share_link_create(actor=agent, conversation_id=world.billing.pk)
+    revoked, revoked_token = share_link_create(actor=agent, conversation_id=world.billing.pk)
+    share_link_revoke(actor=agent, link_id=revoked.pk)
+    client.logout()
+    address = "10.9.8.7"
+    for token, status in ((live, 200), (revoked_token, 410), ("guessed", 404)):
+        response = client.get(f"/s/{token}/", REMOTE_ADDR=address)
+        assert response.status_code == status
+        body = response.content.decode()
+        headers = "\n".join(f"{k}: {v}" for k, v in response.items())
+        for text in (body, headers):
+            for marker in [*MARKERS, "internal_note"]:
+                assert marker not in text, (token, marker)
+            for value in PII.values():
+                assert value not in text
+        assert response["Cache-Control"] == "no-store, private"
+        assert "noindex" in response["X-Robots-Tag"]
+    body = client.get(f"/s/{live}/", REMOTE_ADDR=address).content.decode()
+    assert "Looked up order ORD-7654321" in body and "[email]" in body
+    # Nothing on it leads into the console (no link but the stylesheet's).
+    assert HREF.findall(body) == ["/static/console/console.css"]

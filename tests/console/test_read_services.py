@@ -13,13 +13,15 @@ from django.db import connection, transaction
 
 import console.compliance_views
 import console.review_views
+import console.sharing_views
 import console.views
 from conversations.selectors import conversation_cursor
+from conversations.sharing.links import share_link_create
 from retention.services import deletion_request_submit, legal_hold_place
 from tests.console.conftest import World, client_for
 
 CONSOLE = Path(__file__).resolve().parents[2] / "console"
-VIEW_MODULES = ["views.py", "compliance_views.py", "review_views.py"]
+VIEW_MODULES = ["views.py", "compliance_views.py", "review_views.py", "sharing_views.py"]
 
 
 @pytest.mark.parametrize("module", VIEW_MODULES)
@@ -50,7 +52,8 @@ def test_pages_render_after_the_read_committed(
     client: Any, world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[tuple[str, bool]] = []
-    for module in (console.views, console.compliance_views, console.review_views):
+    modules = (console.views, console.compliance_views, console.review_views, console.sharing_views)
+    for module in modules:
         real = module.render
 
         def spy(request: Any, template: str, *args: Any, _real: Any = real, **kw: Any) -> Any:
@@ -73,9 +76,13 @@ def test_pages_render_after_the_read_committed(
         "/compliance/deletions/",
         f"/compliance/deletions/{request.pk}/",
         "/compliance/holds/",
+        "/compliance/share-links/",
     ):
         assert staff.get(page).status_code == 200, page
-    assert len(seen) == 10
+    _, token = share_link_create(actor=world.users["agent"], conversation_id=world.billing.pk)
+    staff.logout()
+    assert staff.get(f"/s/{token}/", REMOTE_ADDR="10.1.2.3").status_code == 200
+    assert len(seen) == 12
     assert not [template for template, atomic in seen if atomic]
 
 
@@ -96,9 +103,11 @@ PINNED = {
     ("agent", "hx:/?q=ORD-7654321"): 12,
     ("agent", "hx:/?after={cursor}&start=51"): 10,  # nothing older: no snippet query
     ("admin", "/"): 11,
-    ("agent", "/conversations/{billing}/"): 15,
-    ("agent", "/conversations/{billing}/calls/{call}/"): 14,
-    ("agent", "hx:/conversations/{billing}/calls/{call}/"): 14,
+    # The conversation page (issue 18): + the work notes' templates, + its share links; a tool
+    # call: + the templates.
+    ("agent", "/conversations/{billing}/"): 17,
+    ("agent", "/conversations/{billing}/calls/{call}/"): 15,
+    ("agent", "hx:/conversations/{billing}/calls/{call}/"): 15,
     ("agent", "/settings/"): 3,
     ("compliance", "/audit/"): 7,
     ("compliance", "/audit/?code=deletion.&actor=agent&subject=cus-1&since=2024-01-01"): 8,
@@ -111,6 +120,14 @@ PINNED = {
     ("compliance", "/compliance/deletions/{done}/receipt.csv"): 7,
     ("compliance", "/compliance/deletions/{done}/receipt.json"): 7,
     ("compliance", "/compliance/holds/"): 9,
+    # What leaves the console (issue 18): the export, the share page (no session, no user), the
+    # compliance list of links.
+    ("agent", "/conversations/{billing}/export.md"): 15,
+    ("agent", "/conversations/{billing}/export.json"): 15,
+    # The share page: the link, the page's five reads, the notes' templates, its opening
+    # counted, the audit row (and the test's savepoint pair).
+    ("anonymous", "/s/{token}/"): 11,
+    ("compliance", "/compliance/share-links/"): 7,
 }
 
 
@@ -137,6 +154,7 @@ def test_query_counts_are_pinned(
     retention_tick()
     with transaction.atomic():
         request = deletion_request_submit(customer="cus-nobody", reason="test")
+    _, token = share_link_create(actor=world.users["agent"], conversation_id=world.billing.pk)
     c = client_for(client, world, role)
     headers = {"HTTP_HX_REQUEST": "true"} if url.startswith("hx:") else {}
     target = url.removeprefix("hx:").format(
@@ -145,6 +163,7 @@ def test_query_counts_are_pinned(
         done=done.pk,
         call=call_key(world.billing),
         cursor=conversation_cursor(world.billing),
+        token=token,
     )
     c.get(target, **headers)  # process caches (content types, policies, choices) warm
     with django_assert_num_queries(PINNED[(role, url)], using="default"):

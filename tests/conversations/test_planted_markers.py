@@ -255,6 +255,18 @@ def test_no_marker_in_the_database_dump_nor_in_redis(admin_client: Any) -> None:
         if name != "system":  # the system prompt is a request setting, not a message
             assert marker in replayed, name
 
+    # Share links made before the dump: they keep a boundary and a token hash, never text.
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from conversations.sharing.links import share_link_create
+
+    admin = get_user_model().objects.get(username="admin")
+    tokens = [
+        share_link_create(actor=admin, conversation_id=pk)[1]
+        for pk in Conversation.objects.values_list("pk", flat=True)
+    ]
+
     dump = pg_dump("default")
     assert "conversations_message" in dump and "COPY public.conversations_block" in dump
     leaked = [name for name, marker in M.items() if marker in dump]
@@ -268,9 +280,23 @@ def test_no_marker_in_the_database_dump_nor_in_redis(admin_client: Any) -> None:
         "/admin/conversations/unknownblocktype/",
     ]
     pages += [f"/conversations/{pk}/" for pk in Conversation.objects.values_list("pk", flat=True)]
+    # ...nor do the text exports of every conversation in every format,
+    pages += [
+        f"/conversations/{pk}/export.{fmt}"
+        for pk in Conversation.objects.values_list("pk", flat=True)
+        for fmt in ("md", "txt", "json")
+    ]
     for url in pages:
-        page = admin_client.get(url).content.decode()
+        response = admin_client.get(url)
+        assert response.status_code == 200, url
+        page = response.content.decode()
         assert not [n for n, m in M.items() if m in page], url
+    # ...nor the public share pages.
+    anonymous = Client()
+    for token in tokens:
+        response = anonymous.get(f"/s/{token}/", REMOTE_ADDR="10.200.0.1")
+        assert response.status_code == 200
+        assert not [n for n, m in M.items() if m in response.content.decode()], token
 
     cache_dump = redis_dump()
     leaked = [name for name, marker in M.items() if marker in cache_dump]

@@ -20,6 +20,7 @@ ROLES: dict[str, list[str]] = {
         "audit.view_auditevent",
         "conversations.view_reviewgrant",
         "conversations.view_reviewalert",
+        "conversations.view_sharelink",
     ],
     "admin": [
         "conversations.view_conversation",
@@ -34,6 +35,12 @@ ROLES: dict[str, list[str]] = {
         "conversations.view_toollink",
         "conversations.add_toollink",
         "conversations.change_toollink",
+        # Work notes (sharing/notes.py): saved through work_note_save, audited.
+        "conversations.view_worknote",
+        "conversations.add_worknote",
+        "conversations.change_worknote",
+        "conversations.delete_worknote",
+        "conversations.view_sharelink",
         "conversations.view_reprojectionjob",
         "conversations.view_queue",
         "conversations.add_queue",

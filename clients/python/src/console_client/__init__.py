@@ -169,10 +169,14 @@ def history(
     url: str | None = None,
     token: str | None = None,
     timeout: float = 10.0,
+    for_continuation: bool = False,
 ) -> History:
     """The replay of ``conversation`` (``GET /api/v1/conversations/{id}/messages``): ``.raw``
     the body byte for byte, ``.raw_messages`` each element's bytes, ``.messages`` parsed.
     ``url`` and ``token`` default to those of the one console ``instrument`` was given.
+    ``for_continuation=True``: what the provider needs to continue the conversation (earlier
+    turns' reasoning left out where the provider does not need it, an open tool loop kept
+    unmodified); ``.left_out_elements`` and ``.left_out_bytes`` say what was left out.
 
     Exchanges still queued are not in it yet: ``flush()`` first when that matters.
     """
@@ -182,4 +186,10 @@ def history(
         ((default_url, default_token),) = _consoles
         url = default_url if url is None else url
         token = default_token if token is None else token
-    return _history(conversation, url=_check_url(url), token=_check_token(token), timeout=timeout)
+    return _history(
+        conversation,
+        url=_check_url(url),
+        token=_check_token(token),
+        timeout=timeout,
+        for_continuation=for_continuation,
+    )

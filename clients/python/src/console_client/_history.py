@@ -46,6 +46,9 @@ class History:
     conversation: str
     raw: bytes  # the response body, exactly
     raw_messages: tuple[bytes, ...]  # each element's bytes, exactly
+    # ``for_continuation``: what the console left out (earlier turns' reasoning), counted.
+    left_out_elements: int = 0
+    left_out_bytes: int = 0
 
     @property
     def messages(self) -> list[Any]:
@@ -53,8 +56,16 @@ class History:
         return [json.loads(m) for m in self.raw_messages]
 
 
+_LEFT_OUT = re.compile(r'\s*,\s*"left_out"\s*:\s*(\{[^{}]*\})\s*\}\s*')
+
+
 def split_envelope(raw: bytes) -> tuple[bytes, ...]:
-    """The exact bytes of each element of ``{"messages":[...]}``."""
+    """The exact bytes of each element of ``{"messages":[...]}`` (a continuation's trailing
+    ``"left_out":{...}`` member allowed)."""
+    return _split(raw)[0]
+
+
+def _split(raw: bytes) -> tuple[tuple[bytes, ...], dict[str, int]]:
     text = raw.decode("utf-8")
     match = _OPEN.match(text)
     if match is None:
@@ -76,16 +87,33 @@ def split_envelope(raw: bytes) -> tuple[bytes, ...]:
                 pos += 1
                 break
             raise ValueError(f"unexpected character at {pos} of the replay")
-    if not re.fullmatch(r"\s*\}\s*", text[pos:]):
+    left_out: dict[str, int] = {}
+    tail = _LEFT_OUT.fullmatch(text[pos:])
+    if tail is not None:
+        counts = json.loads(tail.group(1))
+        left_out = {k: int(v) for k, v in counts.items() if isinstance(v, int)}
+    elif not re.fullmatch(r"\s*\}\s*", text[pos:]):
         raise ValueError("the replay does not end with ]}")
-    return tuple(out)
+    return tuple(out), left_out
 
 
-def history(conversation: str, *, url: str, token: str, timeout: float = 10.0) -> History:
+def history(
+    conversation: str,
+    *,
+    url: str,
+    token: str,
+    timeout: float = 10.0,
+    for_continuation: bool = False,
+) -> History:
     """The replay of ``conversation``. Raises ``ConversationNotFound`` (404), ``ConsoleError``
-    (any other answer but 200), ``OSError`` (unreachable, timed out after ``timeout``)."""
+    (any other answer but 200), ``OSError`` (unreachable, timed out after ``timeout``).
+    ``for_continuation``: what the provider needs to continue (``?for=continuation``): the
+    reasoning of earlier turns left out where the provider does not need it, an open tool loop
+    kept unmodified; ``left_out_elements``/``left_out_bytes`` say what was left out."""
     wire = Wire(url, timeout=timeout, connect_timeout=timeout)
     path = f"/api/v1/conversations/{quote(conversation, safe='')}/messages"
+    if for_continuation:
+        path += "?for=continuation"
     try:
         response = wire.request(
             "GET", path, body=None, headers={"Authorization": f"Bearer {token}"}
@@ -98,7 +126,13 @@ def history(conversation: str, *, url: str, token: str, timeout: float = 10.0) -
         raise ConsoleError(response.status, response.text)
     raw = response.body
     try:
-        messages = split_envelope(raw)
+        messages, left_out = _split(raw)
     except ValueError as exc:
         raise ConsoleError(200, f"not a replay: {exc}") from None
-    return History(conversation=conversation, raw=raw, raw_messages=messages)
+    return History(
+        conversation=conversation,
+        raw=raw,
+        raw_messages=messages,
+        left_out_elements=left_out.get("elements", 0),
+        left_out_bytes=left_out.get("bytes", 0),
+    )

@@ -1,0 +1,125 @@
+"""Share links: a signed, unguessable token; only its SHA-256 at rest; an expiry; a boundary.
+
+The token is ``django.core.signing`` over 32 random bytes (salt ``conversations.share-link``):
+a token we did not issue fails its signature and answers 404 without a query of the links; one
+we issued whose row is gone was erased with its conversation (rows are never deleted otherwise:
+a revoked or expired link stays, for the record) and answers 410. The row stores the boundary
+(the last message's sequence when the link was made), never the text: the page is rendered at
+each opening through the one projection.
+
+Expiry: ``SHARE_LINK_DEFAULT_DAYS`` (7) unless asked, at most ``SHARE_LINK_MAX_DAYS`` (30), fixed
+when the link is made. A legal hold keeps the conversation, not the link: nothing here looks at
+holds, and nothing extends ``expires_at``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core import signing
+from django.db import transaction
+from django.db.models import Max
+from django.http import Http404
+from django.utils import timezone
+
+import audit
+
+from ..models import Message, ShareLink
+from ..permissions import access_conversation, is_compliance, require_reader
+
+SALT = "conversations.share-link"
+
+
+def default_days() -> int:
+    return int(getattr(settings, "SHARE_LINK_DEFAULT_DAYS", 7))
+
+
+def max_days() -> int:
+    return int(getattr(settings, "SHARE_LINK_MAX_DAYS", 30))
+
+
+class ShareRefused(ValueError):
+    def __init__(self, detail: str, field: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.field = field
+
+
+def token_sha256(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def token_valid(token: str) -> bool:
+    """Whether we signed this token (no query)."""
+    try:
+        signing.loads(token, salt=SALT)
+    except signing.BadSignature:
+        return False
+    return True
+
+
+def _new_token() -> str:
+    return signing.dumps(secrets.token_urlsafe(32), salt=SALT, compress=False)
+
+
+@transaction.atomic
+def share_link_create(
+    *, actor: Any, conversation_id: int, days: int | None = None
+) -> tuple[ShareLink, str]:
+    """A link to the conversation as it stands now, and its token (shown once, never stored),
+    for a person who may read it (404 otherwise). ``days``: 1 to ``SHARE_LINK_MAX_DAYS``;
+    ``None``, the default."""
+    require_reader(actor)
+    conversation = access_conversation(actor, conversation_id)
+    days = default_days() if days is None else days
+    if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= max_days():
+        raise ShareRefused(f"days must be 1 to {max_days()}", field="days")
+    boundary = (
+        Message.objects.filter(conversation=conversation, superseded=False).aggregate(
+            last=Max("sequence")
+        )["last"]
+        or 0
+    )
+    token = _new_token()
+    now = timezone.now()
+    link = ShareLink.objects.create(
+        created_at=now,
+        conversation=conversation,
+        token_sha256=token_sha256(token),
+        boundary_sequence=boundary,
+        created_by=actor,
+        expires_at=now + timedelta(days=days),
+    )
+    audit.record(
+        "share_link.created",
+        actor=actor,
+        conversation_id=conversation.pk,
+        link=link.pk,
+        days=days,
+        expires_at=link.expires_at.isoformat(),
+    )
+    return link, token
+
+
+@transaction.atomic
+def share_link_revoke(*, actor: Any, link_id: int) -> ShareLink:
+    """Revoke now (a link already revoked stays as it was): anyone who may read the
+    conversation, and compliance staff. 404 for a link one may not see, like a missing one."""
+    link = ShareLink.objects.select_for_update().filter(pk=link_id).first()
+    if link is None:
+        raise Http404("no such link")
+    if not is_compliance(actor):
+        require_reader(actor)
+        access_conversation(actor, link.conversation_id)
+    if link.revoked_at is None:
+        link.revoked_at = timezone.now()
+        link.revoked_by = actor
+        link.save(update_fields=["revoked_at", "revoked_by"])
+        audit.record(
+            "share_link.revoked", actor=actor, conversation_id=link.conversation_id, link=link.pk
+        )
+    return link
