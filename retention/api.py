@@ -11,6 +11,7 @@ the actor. Errors have the one shape of the API (``conversations/api/errors.py``
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
@@ -24,7 +25,12 @@ from rest_framework.views import APIView
 
 import audit
 from conversations.api.errors import ApiError
-from conversations.api.serializers import ErrorSerializer, StrictCharField, StrictSerializer
+from conversations.api.serializers import (
+    BoundedDateTimeField,
+    ErrorSerializer,
+    StrictCharField,
+    StrictSerializer,
+)
 from conversations.models import ServiceToken
 
 from .models import DeletionRequest, LegalHold
@@ -74,8 +80,10 @@ class DeletionRequestInput(_Target):
     reference = StrictCharField(
         max_length=100, help_text="your ticket id: submitting it again returns the same request"
     )
-    due = serializers.DateTimeField(
-        required=False, help_text="when to execute (default: the next tick of the clock)"
+    due = BoundedDateTimeField(
+        required=False,
+        future=timedelta(days=3660),
+        help_text="when to execute (default: the next tick of the clock)",
     )
 
 
