@@ -6,6 +6,7 @@
   has the API's error shape.
 - ``api_not_found``: every path under ``/api/`` that no view answers (an unknown path, a trailing
   slash, a malformed id) is a JSON 404 in the error shape, not the HTML page.
+- ``SlidingSessionMiddleware``: a signed-in session's 8 hours start again with use.
 - ``NoStoreMiddleware``: ``Cache-Control: no-store, private`` on every page of a signed-in user
   (they show conversation data: transcripts, the list, the audit log, the admin) and on every API
   answer, so neither a browser nor a proxy keeps a copy.
@@ -13,6 +14,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -117,3 +119,40 @@ def locked_out(
     failures by the name typed, whether or not anyone has it), and the password is not checked."""
     context = {"form": AuthenticationForm(request), "locked": LOCKED_OUT, "next": ""}
     return render(request, "registration/login.html", context, status=429)
+
+
+RENEWED = "_renewed_at"
+
+
+class SlidingSessionMiddleware:
+    """A session that slides: a signed-in user's session is renewed (saved again, so its expiry
+    and the cookie's start from now: ``SESSION_COOKIE_AGE``, 8 hours) once at least
+    ``SESSION_RENEW_SECONDS`` have passed since the last renewal. Like
+    ``SESSION_SAVE_EVERY_REQUEST``, without a session write on every page (the pages' pinned query
+    counts, bench/console_load.py): an idle console signs out 8 hours after its last use, give or
+    take those seconds."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        user = getattr(request, "user", None)
+        if request.path.startswith(API_PREFIX) or user is None or not user.is_authenticated:
+            return response
+        session = getattr(request, "session", None)
+        if session is None or session.is_empty():
+            return response
+        now = int(time.time())
+        renewed = session.get(RENEWED)
+        # A session from before this rule has no mark: renewed (once) now.
+        if not isinstance(renewed, int) or now - renewed >= settings.SESSION_RENEW_SECONDS:
+            session[RENEWED] = now
+        return response
+
+
+def mark_renewed(sender: Any, request: HttpRequest, user: Any, **kwargs: Any) -> None:
+    """At login (user_logged_in): the session was just made, its 8 hours start now."""
+    session = getattr(request, "session", None)
+    if session is not None:
+        session[RENEWED] = int(time.time())

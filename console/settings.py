@@ -78,6 +78,8 @@ MIDDLEWARE = [
     "console.preferences.TimeZoneMiddleware",
     # Cache-Control: no-store, private on every signed-in page and every API answer.
     "console.hardening.NoStoreMiddleware",
+    # The session's 8 hours slide with use (SESSION_RENEW_SECONDS).
+    "console.hardening.SlidingSessionMiddleware",
     # Login throttling (last, as django-axes asks): a locked-out sign-in gets the lock-out page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -258,9 +260,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
 
 SESSION_COOKIE_HTTPONLY = True
-# A support console's session: a working day, sliding (each request renews it), not two weeks.
+# A support console's session: a working day, sliding, not two weeks. A signed-in request renews
+# it when SESSION_RENEW_SECONDS have passed since the last renewal (console/hardening.py:
+# SlidingSessionMiddleware; not a session write on every page).
 SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=8 * 60 * 60)
-SESSION_SAVE_EVERY_REQUEST = env.bool("SESSION_SAVE_EVERY_REQUEST", default=True)
+SESSION_RENEW_SECONDS = env.int("SESSION_RENEW_SECONDS", default=5 * 60)
 
 # Login throttling (django-axes, counted in the cache: no table). AXES_FAILURE_LIMIT wrong
 # passwords for one username from one address lock that pair out for AXES_COOLOFF_MINUTES; the
