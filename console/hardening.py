@@ -64,7 +64,7 @@ class HostileInputMiddleware:
         if name is not None:
             detail = f"the query parameter {name!r} contains a NUL character"
             if api:
-                return error_response(400, "invalid_string", detail, name, f"$.{name}")
+                return error_response(400, "invalid_string", detail, name)
             return HttpResponse(detail, status=400, content_type="text/plain")
         return self.get_response(request)
 

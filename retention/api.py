@@ -24,7 +24,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import audit
-from conversations.api.errors import ApiError
+from conversations.api.errors import ApiError, check_query
 from conversations.api.serializers import (
     BoundedDateTimeField,
     ErrorSerializer,
@@ -202,6 +202,7 @@ class DeletionRequestListApi(APIView):
         summary="Deletion requests, newest first, with status and SLA (100 a page)",
     )
     def get(self, request: Request) -> Response:
+        check_query(request.query_params, frozenset({"status", "before"}))
         wanted = request.query_params.get("status") or None
         if wanted is not None and wanted not in DeletionRequest.Status.values:
             raise ApiError(
@@ -289,6 +290,7 @@ class DeletionRequestDetailApi(APIView):
         summary="One deletion request and its receipt",
     )
     def get(self, request: Request, pk: int) -> Response:
+        check_query(request.query_params)
         with transaction.atomic():
             row = deletion_requests().filter(pk=pk).first()
             if row is None:
@@ -307,6 +309,7 @@ class LegalHoldListApi(APIView):
         summary="Legal holds, active first",
     )
     def get(self, request: Request) -> Response:
+        check_query(request.query_params, frozenset({"active"}))
         flag = request.query_params.get("active")
         if flag not in (None, "true", "false"):
             raise ApiError("active is true or false", code="invalid", field="active")

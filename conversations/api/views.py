@@ -27,7 +27,7 @@ from ..services import (
     conversation_record_event,
 )
 from . import schema  # noqa: F401  (registers the authentication scheme with drf-spectacular)
-from .errors import ApiError
+from .errors import ApiError, check_query
 from .serializers import (
     ErrorSerializer,
     EventInputSerializer,
@@ -182,6 +182,7 @@ class ConversationMessagesApi(APIView):
         summary="Replay a conversation byte for byte",
     )
     def get(self, request: Request, conversation: str) -> HttpResponse:
+        check_query(request.query_params)
         row = _conversation_or_404(conversation)
         return HttpResponse(
             envelope(conversation_message_raws(row)), content_type="application/json"

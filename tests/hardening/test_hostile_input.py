@@ -481,3 +481,34 @@ def test_bounds_are_pure_and_exact() -> None:
         with pytest.raises(bounds.OutOfBounds):
             bounds.parse_id(bad_id)
     assert bounds.clamp(datetime.max.replace(tzinfo=UTC)) == bounds.CLAMP_MAX
+
+
+def test_an_id_with_a_slash_or_a_line_break_can_be_replayed(api: APIClient) -> None:
+    """Ingest takes any characters in a conversation id: replay and events reach every one."""
+    from urllib.parse import quote
+
+    for cid in ("a/b", "line\nbreak", "trailing/", "/messages"):
+        assert post_json(api, URL, body(conversation=cid)).status_code == 201
+        path = quote(cid, safe="")
+        response = api.get(f"/api/v1/conversations/{path}/messages")
+        assert response.status_code == 200, cid
+        assert json.loads(response.content)["messages"]
+        response = post_json(
+            api,
+            f"/api/v1/conversations/{path}/events",
+            {"type": "rated", "at": "2026-01-01T00:00:00Z", "value": 5},
+        )
+        assert response.status_code == 201, cid
+
+
+def test_unknown_query_parameters_are_400s(api: APIClient, desk: APIClient, world: World) -> None:
+    for client, url in (
+        (api, "/api/v1/conversations/conv-billing/messages?x=1"),
+        (desk, "/api/v1/deletion-requests?status=pending&sort=id"),
+        (desk, "/api/v1/legal-holds?active=true&x="),
+        (desk, "/api/v1/deletion-requests/1?x=1"),
+    ):
+        response = client.get(url)
+        assert response.status_code == 400, url
+        assert response.json()["error"] == "unknown_field"
+        assert response.json()["field"] in ("x", "sort")
