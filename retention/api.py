@@ -203,7 +203,7 @@ class DeletionRequestListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         check_query(request.query_params, frozenset({"status", "before"}))
-        wanted = request.query_params.get("status") or None
+        wanted = request.query_params.get("status")  # given empty: a 400 like any other value
         if wanted is not None and wanted not in DeletionRequest.Status.values:
             raise ApiError(
                 f"status is one of {', '.join(DeletionRequest.Status.values)}",

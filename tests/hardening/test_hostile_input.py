@@ -512,3 +512,22 @@ def test_unknown_query_parameters_are_400s(api: APIClient, desk: APIClient, worl
         assert response.status_code == 400, url
         assert response.json()["error"] == "unknown_field"
         assert response.json()["field"] in ("x", "sort")
+
+
+@pytest.mark.parametrize("due", ["9999-12-31", "0001-01-01", "2024-02-30"])
+def test_the_deletion_form_holds_its_due_date_in_bounds(
+    client: Client, world: World, due: str
+) -> None:
+    client_for(client, world, "compliance")
+    before = table_counts()
+    response = client.post(
+        "/compliance/deletions/new/",
+        {"customer": "cus-conv-billing", "reason": "GDPR art. 17", "due": due},
+    )
+    assert 400 <= response.status_code < 500 or response.status_code == 200, response.status_code
+    assert "due" in response.content.decode().lower() or "date" in response.content.decode()
+    after = table_counts()
+    assert {k: v for k, v in after.items() if "audit" not in k} == {
+        k: v for k, v in before.items() if "audit" not in k
+    }
+    pages_still_answer(client, world)
