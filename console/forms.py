@@ -5,9 +5,37 @@ from __future__ import annotations
 from typing import Any
 
 from django import forms
+from django.conf import settings
 
-from conversations.selectors import FLAGS, ListFilters
+from conversations import bounds
+from conversations.selectors import FLAGS, ListFilters, conversation_cursor_valid
 from retention.models import LegalHold
+
+
+class BoundedDateField(forms.DateField):
+    """A filter's day, within the window every timestamp is held to (conversations/bounds.py:
+    from 2000 to the day after tomorrow): ``?until=9999-12-31`` is a form error, not a 500."""
+
+    widget = forms.DateInput(attrs={"type": "date"})
+
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        if value is not None:
+            try:
+                bounds.check_day(value, bounds.Window.of(settings))
+            except bounds.OutOfBounds as exc:
+                raise forms.ValidationError(exc.detail, code=exc.code) from None
+
+
+class CursorField(forms.CharField):
+    """A keyset cursor of the list (``after``/``before``): one the list made, or a form error."""
+
+    widget = forms.HiddenInput
+
+    def validate(self, value: Any) -> None:
+        super().validate(value)
+        if value and not conversation_cursor_valid(value):
+            raise forms.ValidationError("not a cursor of this list", code="invalid")
 
 
 class ConversationFilterForm(forms.Form):
@@ -45,14 +73,10 @@ class ConversationFilterForm(forms.Form):
         widget=forms.CheckboxSelectMultiple,
         label="Flags",
     )
-    since = forms.DateField(
-        required=False, label="Active from", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    until = forms.DateField(
-        required=False, label="Active until", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    after = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
-    before = forms.CharField(required=False, max_length=200, widget=forms.HiddenInput)
+    since = BoundedDateField(required=False, label="Active from")
+    until = BoundedDateField(required=False, label="Active until")
+    after = CursorField(required=False, max_length=200)
+    before = CursorField(required=False, max_length=200)
     # The rank of the page's first row, for "51 to 100 of 312" (only shown, never trusted).
     start = forms.IntegerField(
         required=False, min_value=1, max_value=10**9, widget=forms.HiddenInput
@@ -129,20 +153,20 @@ class ConversationFilterForm(forms.Form):
 class AuditFilterForm(forms.Form):
     code = forms.ChoiceField(required=False, label="Event", choices=())
     actor = forms.CharField(required=False, max_length=150, label="Who (user name)")
-    conversation = forms.IntegerField(required=False, min_value=1, label="Conversation #")
+    conversation = forms.IntegerField(
+        required=False, min_value=1, max_value=bounds.INT64_MAX, label="Conversation #"
+    )
     subject = forms.CharField(
         required=False,
         max_length=200,
         label="Customer id",
         help_text="hashed before the search; never stored",
     )
-    since = forms.DateField(
-        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    since = BoundedDateField(required=False, label="From")
+    until = BoundedDateField(required=False, label="Until")
+    before = forms.IntegerField(
+        required=False, min_value=1, max_value=bounds.INT64_MAX, widget=forms.HiddenInput
     )
-    until = forms.DateField(
-        required=False, label="Until", widget=forms.DateInput(attrs={"type": "date"})
-    )
-    before = forms.IntegerField(required=False, min_value=1, widget=forms.HiddenInput)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

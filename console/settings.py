@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import base64
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -56,10 +57,14 @@ INSTALLED_APPS = [
     "retention",
     "console",
     "csp",
+    # Login throttling: failed sign-ins counted in the cache (AXES_* below).
+    "axes",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # A NUL in the path or a query string is a 400 before any view (console/hardening.py).
+    "console.hardening.HostileInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -71,6 +76,12 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     # Each page's times in the user's zone: their setting, else their browser's.
     "console.preferences.TimeZoneMiddleware",
+    # Cache-Control: no-store, private on every signed-in page and every API answer.
+    "console.hardening.NoStoreMiddleware",
+    # The session's 8 hours slide with use (SESSION_RENEW_SECONDS).
+    "console.hardening.SlidingSessionMiddleware",
+    # Login throttling (last, as django-axes asks): a locked-out sign-in gets the lock-out page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 # Content-Security-Policy: everything from this origin, no inline script, no third party.
@@ -134,6 +145,8 @@ CACHES = {
 }
 
 AUTHENTICATION_BACKENDS = [
+    # First: refuses a sign-in while its username and address are locked out (django-axes).
+    "console.hardening.ThrottledLoginBackend",
     "django.contrib.auth.backends.ModelBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
@@ -247,6 +260,29 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = TIME_ZONE
 
 SESSION_COOKIE_HTTPONLY = True
+# A support console's session: a working day, sliding, not two weeks. A signed-in request renews
+# it when SESSION_RENEW_SECONDS have passed since the last renewal (console/hardening.py:
+# SlidingSessionMiddleware; not a session write on every page).
+SESSION_COOKIE_AGE = env.int("SESSION_COOKIE_AGE", default=8 * 60 * 60)
+SESSION_RENEW_SECONDS = env.int("SESSION_RENEW_SECONDS", default=5 * 60)
+
+# Login throttling (django-axes, counted in the cache: no table). AXES_FAILURE_LIMIT wrong
+# passwords for one username from one address lock that pair out for AXES_COOLOFF_MINUTES; the
+# lock-out page says the same whether the user exists or not (console/hardening.py: locked_out).
+AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
+AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "console.hardening.locked_out"
+AXES_VERBOSE = False
+AXES_ENABLE_ADMIN = False  # nothing to show: the cache handler keeps no rows
+
+# The window of every timestamp the API, `ingest` and the console accept (conversations/bounds.py):
+# from TIMESTAMP_EARLIEST (an ISO date) to TIMESTAMP_FUTURE_SECONDS ahead of now.
+TIMESTAMP_EARLIEST = env.str("TIMESTAMP_EARLIEST", default="2000-01-01")
+TIMESTAMP_FUTURE_SECONDS = env.int("TIMESTAMP_FUTURE_SECONDS", default=24 * 60 * 60)
 CSRF_COOKIE_HTTPONLY = True
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
@@ -266,7 +302,8 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    # axes: lock-outs are warnings; every sign-in's "deleted 0 failures" line is not kept.
+    "loggers": {"django.db.backends": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
 # The reasoning review (conversations/reviews.py). With an OpenAI API key, a stored OpenAI

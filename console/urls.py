@@ -1,9 +1,9 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import compliance_views, review_views, sharing_views, views
+from . import compliance_views, hardening, review_views, sharing_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -44,4 +44,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     # The split view serves its start-up script as a file: no inline script (CSP).
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    # Anything else under /api/ (an unknown path, a trailing slash, a malformed id): a JSON 404
+    # in the API's error shape, never the HTML page.
+    re_path(r"^api/", hardening.api_not_found, name="api-not-found"),
 ]

@@ -84,7 +84,7 @@ def home(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         require_reader(request.user)  # the form's errors only to those who may see the page
         form.offer(queues=[], models=[], finishes=[])
-        return _fragment_aware(request, render(request, template, context))
+        return _fragment_aware(request, render(request, template, context, status=400))
     used = [name for name in form.changed_data if name not in form.NOT_FILTERS]
     listing = conversation_list_read(
         user=request.user, filters=form.filters(), used=used, limit=PAGE,
@@ -205,7 +205,7 @@ def audit_log(request: HttpRequest) -> HttpResponse:
     context: dict[str, Any] = {"form": form, "rows": []}
     if not form.is_valid():
         require_compliance(request.user)
-        return render(request, "console/audit.html", context)
+        return render(request, "console/audit.html", context, status=400)
     log = _audit_read(request, form)
     context["rows"] = log.rows
     context["export_query"] = _with(request, before="")

@@ -72,7 +72,11 @@ class _Scenario:
         self.question = rng.choice(QUESTIONS).format(**self.__dict__)
         self.thinking = rng.choice(THINKING).format(**self.__dict__)
         self.answer = rng.choice(ANSWERS).format(**self.__dict__)
-        self.started = datetime(2026, 11, 1, 9, tzinfo=UTC) + timedelta(minutes=37 * index)
+        # 37 minutes apart over 20 days from 2026-11-01, then round again: a million demo
+        # conversations stay in the past, in the window ingest accepts (conversations/bounds.py).
+        self.started = datetime(2026, 11, 1, 9, tzinfo=UTC) + timedelta(
+            minutes=(37 * index) % (20 * 24 * 60)
+        )
 
     def tool_result(self) -> dict[str, Any]:
         return {

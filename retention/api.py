@@ -11,6 +11,7 @@ the actor. Errors have the one shape of the API (``conversations/api/errors.py``
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
@@ -23,8 +24,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 import audit
-from conversations.api.errors import ApiError
-from conversations.api.serializers import ErrorSerializer, StrictCharField, StrictSerializer
+from conversations.api.errors import ApiError, check_query
+from conversations.api.serializers import (
+    BoundedDateTimeField,
+    ErrorSerializer,
+    StrictCharField,
+    StrictSerializer,
+)
 from conversations.models import ServiceToken
 
 from .models import DeletionRequest, LegalHold
@@ -74,8 +80,10 @@ class DeletionRequestInput(_Target):
     reference = StrictCharField(
         max_length=100, help_text="your ticket id: submitting it again returns the same request"
     )
-    due = serializers.DateTimeField(
-        required=False, help_text="when to execute (default: the next tick of the clock)"
+    due = BoundedDateTimeField(
+        required=False,
+        future=timedelta(days=3660),
+        help_text="when to execute (default: the next tick of the clock)",
     )
 
 
@@ -194,7 +202,8 @@ class DeletionRequestListApi(APIView):
         summary="Deletion requests, newest first, with status and SLA (100 a page)",
     )
     def get(self, request: Request) -> Response:
-        wanted = request.query_params.get("status") or None
+        check_query(request.query_params, frozenset({"status", "before"}))
+        wanted = request.query_params.get("status")  # given empty: a 400 like any other value
         if wanted is not None and wanted not in DeletionRequest.Status.values:
             raise ApiError(
                 f"status is one of {', '.join(DeletionRequest.Status.values)}",
@@ -281,6 +290,7 @@ class DeletionRequestDetailApi(APIView):
         summary="One deletion request and its receipt",
     )
     def get(self, request: Request, pk: int) -> Response:
+        check_query(request.query_params)
         with transaction.atomic():
             row = deletion_requests().filter(pk=pk).first()
             if row is None:
@@ -299,6 +309,7 @@ class LegalHoldListApi(APIView):
         summary="Legal holds, active first",
     )
     def get(self, request: Request) -> Response:
+        check_query(request.query_params, frozenset({"active"}))
         flag = request.query_params.get("active")
         if flag not in (None, "true", "false"):
             raise ApiError("active is true or false", code="invalid", field="active")

@@ -37,6 +37,19 @@ class ApiError(exceptions.APIException):
         return {"error": self.error, "detail": self.message, "field": self.field, "at": self.at}
 
 
+def check_query(query: Any, allowed: frozenset[str] = frozenset()) -> None:
+    """Query parameters are as strict as bodies: one the operation does not define is a 400
+    naming it (``field``; no JSON path: it is not in a body)."""
+    for name in query:
+        if name not in allowed:
+            takes = ", ".join(sorted(allowed)) or "none"
+            raise ApiError(
+                f"unknown query parameter (this operation takes: {takes})",
+                code="unknown_field",
+                field=name,
+            )
+
+
 def first_validation_error(detail: Any, path: list[str | int]) -> tuple[str, str, str, str]:
     """(code, message, field, JSON path) of the first error in a DRF ValidationError tree."""
     if isinstance(detail, dict):

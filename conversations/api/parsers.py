@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework.parsers import BaseParser
 
+from .. import bounds
 from .errors import ApiError
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
@@ -40,6 +41,35 @@ def find_unstorable(value: Any, path: str = "$") -> tuple[str, str] | None:
     return None
 
 
+class TooLong:
+    """An integer of more than ``bounds.MAX_INT_DIGITS`` digits, found while decoding (Python
+    refuses to read it: a ValueError that would otherwise be a 500); its path is named after."""
+
+    __slots__ = ("digits",)
+
+    def __init__(self, digits: int) -> None:
+        self.digits = digits
+
+
+def _read_int(text: str) -> int | TooLong:
+    digits = len(text.lstrip("-"))
+    return TooLong(digits) if digits > bounds.MAX_INT_DIGITS else int(text)
+
+
+def find_too_long(value: Any, path: str = "$") -> tuple[str, str] | None:
+    """(path, reason) of the first integer too long to read."""
+    stack: list[tuple[Any, str]] = [(value, path)]
+    while stack:
+        item, at = stack.pop()
+        if isinstance(item, TooLong):
+            return at, f"is an integer of {item.digits} digits (at most {bounds.MAX_INT_DIGITS})"
+        if isinstance(item, dict):
+            stack.extend((sub, f"{at}.{key}") for key, sub in item.items())
+        elif isinstance(item, list):
+            stack.extend((sub, f"{at}[{i}]") for i, sub in enumerate(item))
+    return None
+
+
 def decode_json_body(raw: bytes) -> Any:
     """The parsed body, or an ApiError naming what is wrong and where (the API and ``ingest``)."""
     try:
@@ -52,7 +82,7 @@ def decode_json_body(raw: bytes) -> Any:
             at="$",
         ) from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_read_int)
     except json.JSONDecodeError as exc:
         raise ApiError(
             f"the body is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}",
@@ -64,11 +94,12 @@ def decode_json_body(raw: bytes) -> Any:
         raise ApiError(
             "the body is nested too deep", code="too_deep", field="body", at="$"
         ) from None
-    bad = find_unstorable(data)
-    if bad is not None:
-        at, reason = bad
-        field = at[2:].split(".")[0].split("[")[0] if at != "$" else "body"
-        raise ApiError(f"{at} {reason}", code="invalid_string", field=field or "body", at=at)
+    for find, code in ((find_unstorable, "invalid_string"), (find_too_long, "max_value")):
+        bad = find(data)
+        if bad is not None:
+            at, reason = bad
+            field = at[2:].split(".")[0].split("[")[0] if at != "$" else "body"
+            raise ApiError(f"{at} {reason}", code=code, field=field or "body", at=at)
     return data
 
 

@@ -7,10 +7,13 @@ definition for the API, ``manage.py ingest`` and the OpenAPI page.
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from rest_framework import serializers
 
+from .. import bounds
 from ..models import ConversationEvent
 
 
@@ -19,6 +22,21 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class BoundedDateTimeField(serializers.DateTimeField):
+    """An RFC 3339 timestamp held to ``bounds``: a real date and time, an offset within ±14:00,
+    inside the settings' window (``future`` widens how far ahead: a deletion's due date)."""
+
+    def __init__(self, *args: Any, future: timedelta | None = None, **kwargs: Any) -> None:
+        self.future = future
+        super().__init__(*args, **kwargs)
+
+    def to_internal_value(self, value: Any) -> datetime:
+        try:
+            return bounds.parse_timestamp(value, bounds.Window.of(settings, future=self.future))
+        except bounds.OutOfBounds as exc:
+            raise serializers.ValidationError(exc.detail, code=exc.code) from None
 
 
 class StrictSerializer(serializers.Serializer):
@@ -52,7 +70,7 @@ class ExchangeOutputSerializer(serializers.Serializer):
 
 class EventInputSerializer(StrictSerializer):
     type = serializers.ChoiceField(choices=ConversationEvent.Type.choices)
-    at = serializers.DateTimeField()
+    at = BoundedDateTimeField()
     value = serializers.JSONField(required=False, allow_null=True)
 
 

@@ -32,7 +32,7 @@ from ..services import (
     conversation_record_event,
 )
 from . import schema  # noqa: F401  (registers the authentication scheme with drf-spectacular)
-from .errors import ApiError
+from .errors import ApiError, check_query
 from .serializers import (
     ErrorSerializer,
     EventInputSerializer,
@@ -200,11 +200,11 @@ class ConversationMessagesApi(APIView):
         summary="Replay a conversation byte for byte",
     )
     def get(self, request: Request, conversation: str) -> HttpResponse:
+        check_query(request.query_params, frozenset({"for"}))
         purpose = request.query_params.get("for")
         if purpose not in (None, "continuation"):
-            raise ApiError(
-                "for must be continuation, or absent", code="invalid", field="for", at="$.for"
-            )
+            # A query parameter is in no body: no JSON path (as check_query's errors).
+            raise ApiError("for must be continuation, or absent", code="invalid", field="for")
         row = _conversation_or_404(conversation)
         raws = conversation_message_raws(row)
         if purpose is None:

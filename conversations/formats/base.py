@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from .. import bounds
+
 _DECODER = json.JSONDecoder()
 _WS = " \t\n\r"
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -61,6 +63,8 @@ FORMAT_ERRORS: dict[str, str] = {
     "block_stopped": "a stream event for a content block already closed",
     "delta_mismatch": "a delta of a kind its block cannot take",
     "unknown_format": "format names no registered format",
+    "min_value": "a count (tokens) below zero",
+    "max_value": "a count (tokens) larger than its column holds (2**31 - 1)",
 }
 
 
@@ -265,6 +269,13 @@ def expect(value: Any, kind: type | tuple[type, ...], *, field: str, at: str) ->
             at=at,
             code="wrong_type",
         )
+    if kind is int and bounds.is_count_key(at.rsplit(".", 1)[-1]):
+        # A count kept in a column (usage, max_tokens, budget_tokens): not negative, and
+        # within the column (conversations/bounds.py).
+        try:
+            bounds.check_count(value)
+        except bounds.OutOfBounds as exc:
+            raise FormatError(exc.detail, field=field, at=at, code=exc.code) from None
     return value
 
 

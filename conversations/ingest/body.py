@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
+from django.conf import settings
 
-from .. import formats
+from .. import bounds, formats
 from ..formats.base import FormatError, check_output
 
 MAX_ID_CHARS = 200
@@ -124,8 +123,9 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "started_at",
         "timestamp",
-        "When the provider call started (RFC 3339; without an offset: UTC). The conversation's "
-        "activity is when its exchanges happened.",
+        "When the provider call started (RFC 3339; without an offset: UTC; an offset within "
+        "±14:00; from 2000 to a day ahead). The conversation's activity is when its exchanges "
+        "happened.",
         example="2026-11-29T10:00:00Z",
     ),
     Field(
@@ -161,6 +161,8 @@ ERRORS: dict[str, str] = {
     "unknown_format": "format names no registered format",
     "response_or_stream": "neither or both of response and stream",
     "cancelled_response": "cancelled is true with a response (only a stream can be cancelled)",
+    "out_of_range": "a timestamp outside the accepted window (from TIMESTAMP_EARLIEST, 2000, to "
+    "TIMESTAMP_FUTURE_SECONDS, a day, ahead)",
 }
 
 
@@ -190,24 +192,23 @@ def _text(f: Field, body: dict[str, Any]) -> str | None:
 
 
 def _timestamp(f: Field, value: Any) -> datetime | None:
+    """RFC 3339, a real date and time, an offset within ±14:00, inside the settings' window
+    (``bounds.Window``: from 2000 to a day ahead)."""
     if value is None:
         return None
-    at = parse_datetime(value) if isinstance(value, str) else None
-    if at is None:
-        raise _fail("invalid", "expected an RFC 3339 timestamp, e.g. 2026-11-29T10:00:00Z", f.name)
-    return timezone.make_aware(at, UTC) if timezone.is_naive(at) else at
+    try:
+        return bounds.parse_timestamp(value, bounds.Window.of(settings))
+    except bounds.OutOfBounds as exc:
+        raise _fail(exc.code, exc.detail, f.name) from None
 
 
 def _integer(f: Field, value: Any) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _fail("invalid", "A valid integer is required.", f.name)
-    if value < 0:
-        raise _fail("min_value", f"expected 0 to {f.maximum} milliseconds", f.name)
-    if f.maximum is not None and value > f.maximum:
-        raise _fail("max_value", f"expected 0 to {f.maximum} milliseconds", f.name)
-    return value
+    try:
+        return bounds.check_int(value, maximum=f.maximum or bounds.INT32_MAX, what="milliseconds")
+    except bounds.OutOfBounds as exc:
+        raise _fail(exc.code, exc.detail, f.name) from None
 
 
 def _boolean(f: Field, value: Any) -> bool:

@@ -12,6 +12,7 @@ from django.db.models import Exists, JSONField, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KT
 from django.db.models.functions import JSONObject, Left
 
+from .. import bounds
 from ..models import Block, Conversation, Exchange
 from .pages import MANY_TOOL_CALLS
 
@@ -55,9 +56,17 @@ def _after(cursor: str) -> tuple[datetime, int] | None:
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         at, pk = raw.rsplit("|", 1)
-        return datetime.fromisoformat(at), int(pk)
-    except (ValueError, UnicodeDecodeError):
+        when = bounds.check_offset(datetime.fromisoformat(at))  # PostgreSQL holds ±15:59
+        if when.tzinfo is None or not 0 < int(pk) <= bounds.INT64_MAX:
+            return None
+        return when, int(pk)
+    except (ValueError, UnicodeDecodeError):  # bounds.OutOfBounds is a ValueError
         return None
+
+
+def conversation_cursor_valid(cursor: str) -> bool:
+    """Whether ``cursor`` is one the list could have made (the console's form refuses others)."""
+    return _after(cursor) is not None
 
 
 def conversation_list(

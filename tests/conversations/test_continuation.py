@@ -106,7 +106,7 @@ def test_continuation_bad_input_and_missing(api: Any) -> None:
         "error": "invalid",
         "detail": "for must be continuation, or absent",
         "field": "for",
-        "at": "$.for",
+        "at": None,
     }
 
 

@@ -101,10 +101,36 @@ def test_the_page_describes_every_error(page: dict[str, Any]) -> None:
 # --- the codes documented are the codes raised ------------------------------------------------
 
 
+def _bounds_codes(name: str, seen: set[str] | None = None) -> set[str]:
+    """The codes of every OutOfBounds that ``bounds.<name>`` raises, through the bounds functions
+    it calls (OutOfBounds' default: ``out_of_range``)."""
+    seen = set() if seen is None else seen
+    if name in seen:
+        return set()
+    seen.add(name)
+    tree = ast.parse((ROOT / "conversations" / "bounds.py").read_text())
+    defs = {n.name: n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+    found: set[str] = set()
+    for node in ast.walk(defs[name]):
+        if not isinstance(node, ast.Call):
+            continue
+        called = getattr(node.func, "id", None) or getattr(node.func, "attr", "")
+        if called == "OutOfBounds":
+            code = next((k.value for k in node.keywords if k.arg == "code"), None)
+            found.add(code.value if isinstance(code, ast.Constant) else "out_of_range")
+        elif called in defs:
+            found |= _bounds_codes(called, seen)
+    return found
+
+
 def _codes_raised(path: Path) -> set[str]:
-    """The ``code`` of every FormatError a module raises (FormatError's default: ``invalid``)."""
+    """The ``code`` of every FormatError a module raises (FormatError's default: ``invalid``),
+    and those of the ``bounds`` checks it calls (their codes pass through)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
+        func = node.func if isinstance(node, ast.Call) else None
+        if isinstance(func, ast.Attribute) and getattr(func.value, "id", "") == "bounds":
+            found |= _bounds_codes(func.attr)
         if isinstance(node, ast.Call) and getattr(node.func, "id", "") in ("FormatError", "_fail"):
             if getattr(node.func, "id", "") == "_fail":
                 first = node.args[0]

@@ -284,11 +284,14 @@ def test_nothing_of_the_review_is_kept_in_the_session(client: Client, world: Wor
     session = client.session
     stored = dict(session.items())
     # Besides the login, only the user's chosen time zone (console/preferences.py: "" or a zone
-    # name, read once per session), nothing of the review.
+    # name, read once per session) and when the session last slid (console/hardening.py: a
+    # number), nothing of the review.
     assert set(stored) <= {
         "_auth_user_id",
         "_auth_user_backend",
         "_auth_user_hash",
         "console_time_zone",
+        "_renewed_at",
     }
+    assert isinstance(stored.get("_renewed_at", 0), int)
     assert stored.get("console_time_zone", "") in ("", "UTC")
