@@ -7,8 +7,8 @@ never from a delta's shape, and its class from ``blocks.classify``, the one clas
 stored formats declare. The event names and delta tables are the format modules' own
 (``anthropic._STRING_DELTAS``, ``openai_responses._Stream.HANDLERS``,
 ``openai_chat._STRING_DELTAS``, ``ai_sdk._HANDLERS``), so a delta the stored accumulator would
-not put in a block's text is not published either. The SSE framing is ``formats/sse.py``'s: the complete events of the text so far
-go through ``iter_events``, the rest waits.
+not put in a block's text is not published either. The SSE framing is ``formats/sse.py``'s: the
+complete events of the text so far go through ``iter_events``, the rest waits.
 
 Events (plain dicts, JSON):
 
