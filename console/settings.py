@@ -180,6 +180,13 @@ SPECTACULAR_SETTINGS = {
 # Ingest: the largest body accepted (413 above it). Provider requests carry the whole history.
 INGEST_MAX_BODY_BYTES = env.int("INGEST_MAX_BODY_BYTES", default=8 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BODY_BYTES + 1024
+# Live conversations (conversations/live/): a stream with no chunk for this long is closed; the
+# longest chunk accepted; how many events a conversation keeps for reconnecting viewers; the
+# prefix of every Redis key and channel of the live streams.
+LIVE_IDLE_SECONDS = env.int("LIVE_IDLE_SECONDS", default=120)
+LIVE_MAX_CHUNK_CHARS = env.int("LIVE_MAX_CHUNK_CHARS", default=256 * 1024)
+LIVE_EVENTS_KEPT = env.int("LIVE_EVENTS_KEPT", default=5000)
+LIVE_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="console") + ":live"
 
 # The agent's workspace: where a conversation's ticket reference (its exchanges'
 # ``labels.ticket``) links to, with {ticket} for the reference (URL-quoted). Empty: not linked.

@@ -82,3 +82,6 @@ def streams() -> list[Stream]:
         if visible is not None:
             out.append(Stream(name, fmt, request, text, visible))
     return out
+
+
+STREAMS_BY_NAME = {s.name: s for s in streams()}
