@@ -98,3 +98,6 @@ def chunk_body(
         "chunk": chunk,
         **kw,
     }
+
+
+from tests.console.conftest import world  # noqa: E402, F401  (the console's roles and conversations)
