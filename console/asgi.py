@@ -1,6 +1,16 @@
+"""The web process: Django under an ASGI server (uvicorn), so the live stream
+(``/conversations/<pk>/live``, an async view) holds no worker thread per viewer while every other
+page runs as before (sync views in Django's thread pool). ``make run`` and docker-compose serve
+this; ``console/wsgi.py`` stays for a WSGI server (every page but the live stream works there)."""
+
 import os
 
+from django.conf import settings
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 application = get_asgi_application()
+if settings.DEBUG:
+    # runserver served static files in development; under uvicorn this does.
+    application = ASGIStaticFilesHandler(application)
