@@ -10,6 +10,10 @@ from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
+# Under ASGI each request's sync code runs in a thread of its own: a persistent connection per
+# thread would pile up until PostgreSQL refuses clients. Connections close at each request's
+# end here (set CONN_MAX_AGE to override, with a pooler in front of PostgreSQL).
+os.environ.setdefault("CONN_MAX_AGE", "0")
 application = get_asgi_application()
 if settings.DEBUG:
     # runserver served static files in development; under uvicorn this does.

@@ -16,7 +16,7 @@ function start(section) {
   let blocks = new Map(); // block key -> text node
   let think = null; // {t0, base, tokens}
   let timer = null;
-  let t0 = null;
+  let t0 = Date.now();
   let firstText = null;
   let thoughtSeconds = 0;
 
@@ -38,9 +38,19 @@ function start(section) {
     think = null;
   }
 
+  let exchange = null;
+
   function onEvent(e) {
     show();
-    if (t0 === null) t0 = Date.now();
+    if (e.exchange !== exchange) {
+      // another provider call of the conversation: the view shows one exchange in flight
+      exchange = e.exchange;
+      reset();
+      meta.textContent = "";
+      t0 = Date.now();
+      firstText = null;
+      thoughtSeconds = 0;
+    }
     switch (e.type) {
       case "thinking":
         if (e.state === "stopped") {
