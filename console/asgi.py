@@ -11,9 +11,9 @@ from django.core.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 # Under ASGI each request's sync code runs in a thread of its own: a persistent connection per
-# thread would pile up until PostgreSQL refuses clients. Connections close at each request's
-# end here (set CONN_MAX_AGE to override, with a pooler in front of PostgreSQL).
-os.environ.setdefault("CONN_MAX_AGE", "0")
+# thread would pile up until PostgreSQL refuses clients. The web process takes its connections
+# from a pool (console/settings.py: DATABASE_POOL); DATABASE_POOL=false closes them per request.
+os.environ.setdefault("DATABASE_POOL", "true")
 application = get_asgi_application()
 if settings.DEBUG:
     # runserver served static files in development; under uvicorn this does.

@@ -118,10 +118,22 @@ if env.str("KEYS_DATABASE_URL", default=""):
     DATABASES["keys"] = env.db("KEYS_DATABASE_URL")
 else:
     DATABASES["keys"] = {**DATABASES["default"], "NAME": f"{DATABASES['default']['NAME']}_keys"}
+# Under ASGI (console/asgi.py sets DATABASE_POOL) each request's sync code runs in a thread of its
+# own, so a persistent connection per thread would pile up until PostgreSQL refuses clients: the
+# web process takes connections from a pool instead (psycopg_pool, DATABASE_POOL_SIZE each
+# database), and returns them at each request's end.
+DATABASE_POOL = env.bool("DATABASE_POOL", default=False)
 for _db in DATABASES.values():
     _db["ATOMIC_REQUESTS"] = False
-    _db["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-    _db["CONN_HEALTH_CHECKS"] = True
+    if DATABASE_POOL:
+        _db["CONN_MAX_AGE"] = 0
+        _db.setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1,
+            "max_size": env.int("DATABASE_POOL_SIZE", default=8),
+        }
+    else:
+        _db["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+        _db["CONN_HEALTH_CHECKS"] = True
 DATABASE_ROUTERS = ["conversations.keystore.routers.KeysRouter"]
 
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
