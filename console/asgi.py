@@ -12,8 +12,20 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 # Under ASGI each request's sync code runs in a thread of its own: a persistent connection per
 # thread would pile up until PostgreSQL refuses clients. The web process takes its connections
-# from a pool (console/settings.py: DATABASE_POOL); DATABASE_POOL=false closes them per request.
-os.environ.setdefault("DATABASE_POOL", "true")
+# from a pool (psycopg_pool; console/settings.py: DATABASE_POOL, DATABASE_POOL_SIZE), set here
+# before any connection is made (the settings are loaded already: console/__init__.py loads
+# Celery's app). DATABASE_POOL=false closes them at each request's end instead.
+if os.environ.get("DATABASE_POOL", "true").lower() not in ("false", "0", "no"):
+    for _db in settings.DATABASES.values():
+        _db["CONN_MAX_AGE"] = 0
+        _db.pop("CONN_HEALTH_CHECKS", None)
+        _db.setdefault("OPTIONS", {})["pool"] = {
+            "min_size": 1,
+            "max_size": settings.DATABASE_POOL_SIZE,
+        }
+else:
+    for _db in settings.DATABASES.values():
+        _db["CONN_MAX_AGE"] = 0
 application = get_asgi_application()
 if settings.DEBUG:
     # runserver served static files in development; under uvicorn this does.

@@ -15,6 +15,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+import django.db
 import redis.asyncio as aioredis
 from asgiref.sync import sync_to_async
 from django.conf import settings
@@ -81,11 +82,22 @@ async def _close(r: Any, pubsub: Any) -> None:
     await r.aclose()
 
 
+def _subscribe(user: Any, pk: int) -> int:
+    """The read service, then this thread's database connections back (to the pool, or
+    closed): a stream lasts as long as the viewer watches, and must hold no connection."""
+    try:
+        return conversation_live_read(user=user, id=pk)
+    finally:
+        for conn in django.db.connections.all(initialized_only=True):
+            if not conn.in_atomic_block:  # a test's transaction stays
+                conn.close_if_unusable_or_obsolete()
+
+
 async def conversation_live(request: HttpRequest, pk: int) -> HttpResponseBase:
     user = await request.auser()
     if not user.is_authenticated:
         return redirect_to_login(request.get_full_path())
-    await sync_to_async(conversation_live_read)(user=user, id=pk)
+    await sync_to_async(_subscribe)(user, pk)
     response = StreamingHttpResponse(_relay(pk, _last_event_id(request)))
     response["Content-Type"] = "text/event-stream; charset=utf-8"
     response["Cache-Control"] = "no-store"

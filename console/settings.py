@@ -123,14 +123,12 @@ else:
 # web process takes connections from a pool instead (psycopg_pool, DATABASE_POOL_SIZE each
 # database), and returns them at each request's end.
 DATABASE_POOL = env.bool("DATABASE_POOL", default=False)
+DATABASE_POOL_SIZE = env.int("DATABASE_POOL_SIZE", default=8)
 for _db in DATABASES.values():
     _db["ATOMIC_REQUESTS"] = False
     if DATABASE_POOL:
         _db["CONN_MAX_AGE"] = 0
-        _db.setdefault("OPTIONS", {})["pool"] = {
-            "min_size": 1,
-            "max_size": env.int("DATABASE_POOL_SIZE", default=8),
-        }
+        _db.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": DATABASE_POOL_SIZE}
     else:
         _db["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
         _db["CONN_HEALTH_CHECKS"] = True
