@@ -14,7 +14,12 @@ from ..formats import FormatError
 from ..ingest.guards import ingest_check_many
 from ..keystore.keys import KeyDestroyed
 from ..live.body import chunk_input
-from ..live.services import LiveRefused, live_chunk_ingest, live_exchange_close
+from ..live.services import (
+    LiveRefused,
+    exchange_live_timings_record,
+    live_chunk_ingest,
+    live_exchange_close,
+)
 from ..models import ServiceToken
 from ..selectors import conversation_by_external_id
 from .errors import ApiError
@@ -72,8 +77,12 @@ class LiveChunkCreateApi(APIView):
         return Response({"status": result.status, "next_seq": result.next_seq}, status=202)
 
 
-def live_close(conversation: str, exchange: str) -> None:
-    """The exchange's POST arrived (``live_exchange``): its live stream closes."""
+def live_close(conversation: str, exchange: str, *, exchange_id: int | None) -> None:
+    """The exchange's POST arrived (``live_exchange``): its live stream closes, and the stored
+    exchange keeps what was seen live (time to first text, thinking time)."""
     row = conversation_by_external_id(conversation)
-    if row is not None:
-        live_exchange_close(conversation_id=row.pk, exchange=exchange)
+    if row is None:
+        return
+    summary = live_exchange_close(conversation_id=row.pk, exchange=exchange)
+    if summary is not None and exchange_id is not None:
+        exchange_live_timings_record(exchange_id=exchange_id, summary=summary)

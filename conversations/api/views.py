@@ -167,7 +167,7 @@ class ExchangeCreateApi(APIView):
         except IngestConflict as exc:
             raise ApiError(exc.detail, code=exc.code, field=exc.field, status_code=409) from None
         if data.live_exchange is not None:
-            live_close(data.conversation, data.live_exchange)
+            live_close(data.conversation, data.live_exchange, exchange_id=body.get("exchange"))
         return Response(body, status=status_code)
 
 

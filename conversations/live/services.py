@@ -8,7 +8,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import transaction
+
 from ..keystore.keys import KeyDestroyed, data_key_for
+from ..models import Exchange
 from . import state
 from .body import ChunkInput
 from .filters import Event, filter_for
@@ -112,3 +115,18 @@ def live_exchange_close(
         "first_text_seconds": f.public["first_text"],
         "thinking_seconds": f.public["thinking_seconds"],
     }
+
+
+@transaction.atomic
+def exchange_live_timings_record(*, exchange_id: int, summary: dict[str, Any]) -> int:
+    """Keep what was seen live on the stored exchange: time to the first visible text and how
+    long the model thought (``live_exchange_close``'s summary). Metadata of the watch, never of
+    the exchange's content: replay and projection do not read it."""
+
+    def ms(seconds: Any) -> int | None:
+        return None if seconds is None else max(0, round(float(seconds) * 1000))
+
+    return Exchange.objects.filter(pk=exchange_id).update(
+        live_first_text_ms=ms(summary.get("first_text_seconds")),
+        live_thinking_ms=ms(summary.get("thinking_seconds")),
+    )

@@ -97,6 +97,9 @@ def test_the_exchange_post_closes_the_live_stream(api: APIClient) -> None:
     r = post_json(api, "/api/v1/exchanges", body)
     assert r.status_code == 201, r.json()
     assert Exchange.objects.filter(conversation_id=pk).count() == exchanges + 1
+    stored = Exchange.objects.get(pk=r.json()["exchange"])
+    assert stored.live_first_text_ms is not None or stored.live_thinking_ms is not None
+    assert Exchange.objects.filter(conversation_id=pk, live_thinking_ms__isnull=False).count() == 1
     events = listener.events()
     assert events[-1]["type"] == "closed"
     assert pk not in state.live_now()

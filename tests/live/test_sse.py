@@ -134,3 +134,15 @@ def test_live_now_lists_what_the_user_may_see(world: Any, client: Any) -> None:
     assert (
         AuditEvent.objects.filter(code="conversation.listed", details__page="live-now").count() == 2
     )
+
+
+def test_the_page_shows_what_was_seen_live(world: Any, client: Any) -> None:
+    from conversations.models import Exchange
+    from tests.console.conftest import client_for
+
+    Exchange.objects.filter(conversation=world.billing).update(
+        live_first_text_ms=1400, live_thinking_ms=14000
+    )
+    page = client_for(client, world, "agent").get(f"/conversations/{world.billing.pk}/")
+    text = page.content.decode()
+    assert "Seen live" in text and 'data-live-url="/conversations/' in text
