@@ -21,6 +21,7 @@ from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
+from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
@@ -97,6 +98,10 @@ async def conversation_live(request: HttpRequest, pk: int) -> HttpResponseBase:
     user = await request.auser()
     if not user.is_authenticated:
         return redirect_to_login(request.get_full_path())
+    if not isinstance(request, ASGIRequest):
+        # Under a WSGI server a stream would hold a worker for as long as it is watched: the
+        # page works without it (204 tells EventSource not to reconnect).
+        return HttpResponse(status=204)
     await sync_to_async(_subscribe)(user, pk)
     response = StreamingHttpResponse(_relay(pk, _last_event_id(request)))
     response["Content-Type"] = "text/event-stream; charset=utf-8"
