@@ -146,3 +146,11 @@ def test_the_page_shows_what_was_seen_live(world: Any, client: Any) -> None:
     page = client_for(client, world, "agent").get(f"/conversations/{world.billing.pk}/")
     text = page.content.decode()
     assert "Seen live" in text and 'data-live-url="/conversations/' in text
+
+
+def test_under_wsgi_the_stream_is_a_204_and_the_page_works(world: Any, client: Any) -> None:
+    from tests.console.conftest import client_for
+
+    agent = client_for(client, world, "agent")
+    assert agent.get(f"/conversations/{world.billing.pk}/live").status_code == 204
+    assert agent.get(f"/conversations/{world.billing.pk}/").status_code == 200
