@@ -129,10 +129,20 @@ if env.str("KEYS_DATABASE_URL", default=""):
     DATABASES["keys"] = env.db("KEYS_DATABASE_URL")
 else:
     DATABASES["keys"] = {**DATABASES["default"], "NAME": f"{DATABASES['default']['NAME']}_keys"}
+# Under ASGI (console/asgi.py sets DATABASE_POOL) each request's sync code runs in a thread of its
+# own, so a persistent connection per thread would pile up until PostgreSQL refuses clients: the
+# web process takes connections from a pool instead (psycopg_pool, DATABASE_POOL_SIZE each
+# database), and returns them at each request's end.
+DATABASE_POOL = env.bool("DATABASE_POOL", default=False)
+DATABASE_POOL_SIZE = env.int("DATABASE_POOL_SIZE", default=8)
 for _db in DATABASES.values():
     _db["ATOMIC_REQUESTS"] = False
-    _db["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
-    _db["CONN_HEALTH_CHECKS"] = True
+    if DATABASE_POOL:
+        _db["CONN_MAX_AGE"] = 0
+        _db.setdefault("OPTIONS", {})["pool"] = {"min_size": 1, "max_size": DATABASE_POOL_SIZE}
+    else:
+        _db["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
+        _db["CONN_HEALTH_CHECKS"] = True
 DATABASE_ROUTERS = ["conversations.keystore.routers.KeysRouter"]
 
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
@@ -193,6 +203,13 @@ SPECTACULAR_SETTINGS = {
 # Ingest: the largest body accepted (413 above it). Provider requests carry the whole history.
 INGEST_MAX_BODY_BYTES = env.int("INGEST_MAX_BODY_BYTES", default=8 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BODY_BYTES + 1024
+# Live conversations (conversations/live/): a stream with no chunk for this long is closed; the
+# longest chunk accepted; how many events a conversation keeps for reconnecting viewers; the
+# prefix of every Redis key and channel of the live streams.
+LIVE_IDLE_SECONDS = env.int("LIVE_IDLE_SECONDS", default=120)
+LIVE_MAX_CHUNK_CHARS = env.int("LIVE_MAX_CHUNK_CHARS", default=256 * 1024)
+LIVE_EVENTS_KEPT = env.int("LIVE_EVENTS_KEPT", default=5000)
+LIVE_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="console") + ":live"
 
 # The agent's workspace: where a conversation's ticket reference (its exchanges'
 # ``labels.ticket``) links to, with {ticket} for the reference (URL-quoted). Empty: not linked.

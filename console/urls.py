@@ -3,12 +3,14 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import compliance_views, hardening, review_views, sharing_views, views
+from . import compliance_views, hardening, live_views, review_views, sharing_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("conversations/<int:pk>/", views.conversation_detail, name="conversation-detail"),
     path("conversations/<int:pk>/calls/<str:call>/", views.tool_call, name="conversation-call"),
+    path("conversations/<int:pk>/live", live_views.conversation_live, name="conversation-live"),
+    path("live/", live_views.live_now, name="live-now"),
     path("conversations/<int:pk>/review/", review_views.review, name="conversation-review"),
     # What leaves the console (conversations/sharing/).
     path(

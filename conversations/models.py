@@ -133,6 +133,10 @@ class Exchange(models.Model):
     streamed = models.BooleanField(default=False)
     started_at = models.DateTimeField(null=True, blank=True)
     latency_ms = models.PositiveIntegerField(null=True, blank=True)
+    # When the exchange was watched live (conversations/live/): from its first chunk to its first
+    # visible text, and how long the model thought. Null for one never seen live.
+    live_first_text_ms = models.PositiveIntegerField(null=True, blank=True)
+    live_thinking_ms = models.PositiveIntegerField(null=True, blank=True)
     requested_model = models.CharField(max_length=200, blank=True)
     response_model = models.CharField(max_length=200, blank=True)
     response_id = models.CharField(max_length=200, blank=True)

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 import audit
 
+from .live import state as live_state
 from .models import Conversation, Exchange, ReviewAlert, ReviewGrant, ShareLink
 from .permissions import (
     access_conversation,
@@ -60,11 +61,14 @@ from .workspace.timeline import Timeline, ToolCall, build_timeline
 __all__ = [
     "ConversationList",
     "ConversationView",
+    "LiveNow",
     "PolicyPreview",
     "ToolCallView",
     "conversation_list_read",
+    "conversation_live_read",
     "conversation_read",
     "exchange_preview_read",
+    "live_now_read",
     "review_grants_read",
     "tool_call_read",
 ]
@@ -274,3 +278,33 @@ def review_grants_read(*, user: Any) -> ReviewGrants:
         "audit.viewed", actor=user, page="review-grants", results=len(grants) + len(alerts)
     )
     return ReviewGrants(rows, alerts)
+
+
+# --- live conversations (DESIGN section 10) ----------------------------------------------------
+
+
+@transaction.atomic
+def conversation_live_read(*, user: Any, id: int) -> int:
+    """A subscription to a conversation's live stream: the same access as its page (404 for
+    missing and forbidden alike), audited once per subscription (each reconnect is one). The
+    stream's events are the live filter's visible events only; the view relays them."""
+    require_reader(user)
+    conversation = access_conversation(user, id)
+    audit.record("conversation.viewed", actor=user, conversation_id=conversation.pk, page="live")
+    return conversation.pk
+
+
+@dataclass(frozen=True)
+class LiveNow:
+    conversations: list[Conversation]
+
+
+@transaction.atomic
+def live_now_read(*, user: Any) -> LiveNow:
+    """The conversations with an exchange in flight that ``user`` may see, newest first."""
+    require_reader(user)
+    pks = live_state.live_now()
+    rows = {c.pk: c for c in visible_conversations(user).filter(pk__in=pks)}
+    found = [rows[pk] for pk in pks if pk in rows]
+    audit.record("conversation.listed", actor=user, page="live-now", results=len(found), filters=[])
+    return LiveNow(found)

@@ -48,17 +48,24 @@ def test_compose_commands_exist() -> None:
                 assert argv[1] == "manage.py"
                 assert argv[2] in manage_commands, argv
             else:
-                assert (VENV_BIN / program).exists() or program in {"gunicorn", "celery"}, argv
+                assert (VENV_BIN / program).exists() or program in {"uvicorn", "celery"}, argv
                 # the entry points are installed by the project's dependencies
                 assert (VENV_BIN / program).exists(), f"{program} is not installed by pyproject"
-            if program == "gunicorn":
+            if program == "uvicorn":  # the ASGI application (the live stream is async)
                 module, _, attr = argv[1].partition(":")
+                assert module == "console.asgi"
                 assert (ROOT / (module.replace(".", "/") + ".py")).exists()
                 assert attr == "application"
             if program == "celery":
                 assert argv[1:3] == ["-A", "console"]
                 assert argv[3] in {"worker", "beat"}
-    assert seen == {"python", "gunicorn", "celery"}
+    assert seen == {"python", "uvicorn", "celery"}
+
+
+def test_make_run_serves_the_web_process_under_asgi() -> None:
+    procfile = (ROOT / "Procfile.dev").read_text()
+    web = next(line for line in procfile.splitlines() if line.startswith("web:"))
+    assert "uvicorn console.asgi:application" in web
 
 
 def test_makefile_targets_of_the_readme_exist() -> None:

@@ -1,5 +1,6 @@
 from django.urls import path, register_converter
 
+from .live import LiveChunkCreateApi
 from .views import ConversationEventCreateApi, ConversationMessagesApi, ExchangeCreateApi
 
 
@@ -20,6 +21,7 @@ register_converter(ConversationIdConverter, "conversation_id")
 
 urlpatterns = [
     path("exchanges", ExchangeCreateApi.as_view(), name="api-exchange-create"),
+    path("live/chunks", LiveChunkCreateApi.as_view(), name="api-live-chunks"),
     path(
         "conversations/<conversation_id:conversation>/messages",
         ConversationMessagesApi.as_view(),

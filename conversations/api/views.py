@@ -33,6 +33,7 @@ from ..services import (
 )
 from . import schema  # noqa: F401  (registers the authentication scheme with drf-spectacular)
 from .errors import ApiError, check_query
+from .live import live_close
 from .serializers import (
     ErrorSerializer,
     EventInputSerializer,
@@ -170,6 +171,8 @@ class ExchangeCreateApi(APIView):
             ) from None
         except IngestConflict as exc:
             raise ApiError(exc.detail, code=exc.code, field=exc.field, status_code=409) from None
+        if data.live_exchange is not None:
+            live_close(data.conversation, data.live_exchange, exchange_id=body.get("exchange"))
         return Response(body, status=status_code)
 
 

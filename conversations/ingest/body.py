@@ -48,6 +48,7 @@ class ExchangeInput:
     latency_ms: int | None = None
     labels: dict[str, Any] = field(default_factory=dict)
     cancelled: bool = False
+    live_exchange: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +142,14 @@ FIELDS: tuple[Field, ...] = (
         "Free labels of the exchange (at most 4 KB as JSON). ``queue`` names the team queue the "
         "conversation belongs to (1 to 100 characters).",
         example={"queue": "billing"},
+    ),
+    Field(
+        "live_exchange",
+        "text",
+        "The ``exchange`` key this call's chunks were sent live with (``POST /api/v1/live/"
+        "chunks``): the live stream closes. Nothing of the stored exchange depends on it.",
+        max_length=MAX_ID_CHARS,
+        example="call-7f3a",
     ),
 )
 _BY_NAME = {f.name: f for f in FIELDS}

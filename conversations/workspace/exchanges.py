@@ -30,6 +30,8 @@ class ExchangeSummary:
     thinking: str
     max_tokens: int | None
     server_tools: list[str]
+    live_first_text_ms: int | None = None  # seen live: time to the first visible text
+    live_thinking_ms: int | None = None  # seen live: how long the model thought
 
     @property
     def usage_known(self) -> bool:
@@ -89,4 +91,6 @@ def exchange_summary(e: Any) -> ExchangeSummary:
         server_tools=[
             f"{key_words(k)} \u00d7 {v}" for k, v in (e.server_tool_counts or {}).items()
         ],
+        live_first_text_ms=e.live_first_text_ms,
+        live_thinking_ms=e.live_thinking_ms,
     )

@@ -21,7 +21,13 @@ from retention.services import deletion_request_submit, legal_hold_place
 from tests.console.conftest import World, client_for
 
 CONSOLE = Path(__file__).resolve().parents[2] / "console"
-VIEW_MODULES = ["views.py", "compliance_views.py", "review_views.py", "sharing_views.py"]
+VIEW_MODULES = [
+    "views.py",
+    "compliance_views.py",
+    "review_views.py",
+    "sharing_views.py",
+    "live_views.py",
+]
 
 
 @pytest.mark.parametrize("module", VIEW_MODULES)

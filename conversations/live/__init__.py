@@ -1,0 +1,10 @@
+"""Live conversations (DESIGN section 10): a provider stream watched while it streams.
+
+- ``filters.py``: the inbound filter, one per format: raw SSE text in any cut, visible events out
+  (pure; the index -> type rules and classes are the stored formats' own).
+- ``holdback.py``: streamed text redacted by the one pipeline, held back so a finding cut across
+  deltas never leaves in part (pure).
+- ``state.py``: one exchange's filter state in Redis (types and counts in the clear, held text
+  encrypted with the conversation's data key, expiring), ordering by ``seq``, pub/sub.
+- ``services.py``: ``live_chunk_ingest`` (the API's write) and ``live_exchange_close``.
+"""

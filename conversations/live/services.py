@@ -1,0 +1,132 @@
+"""The writes of live conversations: a chunk in, an exchange closed. Neither touches the
+database: a live stream is shown, never stored (the exchange's own POST stores it, as for an
+exchange never seen live, so replay stays byte-identical)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from ..keystore.keys import KeyDestroyed, data_key_for
+from ..models import Exchange
+from . import state
+from .body import ChunkInput
+from .filters import Event, filter_for
+
+# Early chunks one exchange may hold while it waits for a gap to fill.
+MAX_HELD = 256
+
+
+class LiveRefused(Exception):
+    def __init__(self, detail: str, *, code: str, field: str, status: int) -> None:
+        super().__init__(detail)
+        self.detail, self.code, self.field, self.status = detail, code, field, status
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkResult:
+    status: str  # "published", "held", "duplicate", "closed"
+    next_seq: int
+    events: int
+
+
+def _new(fmt: str) -> dict[str, Any]:
+    return {"format": fmt, "next": 0, "held": [], "public": None, "secret": None}
+
+
+def live_chunk_ingest(
+    *, conversation_id: int, data: ChunkInput, now: float | None = None
+) -> ChunkResult:
+    """Read one chunk of a live exchange: in ``seq`` order (an early one is held, encrypted,
+    until the gap fills; a repeated one is a no-op), through the format's filter; its visible
+    events published on the conversation's channel."""
+    h = state.exchange_hash(conversation_id, data.exchange)
+    if state.is_closed(h):
+        return ChunkResult("closed", 0, 0)
+    data_key = data_key_for(conversation_id)
+    now = time.time() if now is None else now
+    with state.locked(h):
+        st = state.load(h, data_key) or _new(data.format)
+        if data.seq < st["next"] or data.seq in st["held"]:
+            return ChunkResult("duplicate", st["next"], 0)
+        secret = st["secret"] or {"tail": "", "pending": {}}
+        early: dict[str, str] = secret.setdefault("early", {})
+        if data.seq > st["next"]:
+            if len(st["held"]) >= MAX_HELD:
+                raise LiveRefused(
+                    f"more than {MAX_HELD} chunks wait for seq {st['next']}",
+                    code="gap_too_long",
+                    field="seq",
+                    status=409,
+                )
+            early[str(data.seq)] = data.chunk
+            st["held"].append(data.seq)
+            st["secret"] = secret
+            state.save(h, data_key, st)
+            state.publish(conversation_id, h, [])
+            return ChunkResult("held", st["next"], 0)
+        f = filter_for(st["format"], {"public": st["public"], "secret": secret})
+        events = f.feed(data.chunk, now=now)
+        st["next"] += 1
+        while st["next"] in st["held"]:
+            st["held"].remove(st["next"])
+            events += f.feed(early.pop(str(st["next"])), now=now)
+            st["next"] += 1
+        st["public"], st["secret"] = f.public, f.secret
+        state.save(h, data_key, st)
+        published = state.publish(conversation_id, h, events)
+    return ChunkResult("published", st["next"], len(published))
+
+
+def live_exchange_close(
+    *, conversation_id: int, exchange: str, now: float | None = None
+) -> dict[str, Any] | None:
+    """Close a live exchange (its POST arrived): held chunks are read in order past any gap,
+    held text leaves, a ``closed`` event ends it. The filter's public summary (time to first
+    visible text, thinking seconds), or None when it was never seen live."""
+    h = state.exchange_hash(conversation_id, exchange)
+    if state.is_closed(h):
+        return None
+    now = time.time() if now is None else now
+    try:
+        data_key = data_key_for(conversation_id)
+    except KeyDestroyed:  # erased meanwhile: nothing to read, nothing to show
+        state.mark_closed(conversation_id, h)
+        return None
+    with state.locked(h):
+        st = state.load(h, data_key)
+        if st is None:
+            state.mark_closed(conversation_id, h)
+            return None
+        secret = st["secret"] or {"tail": "", "pending": {}}
+        early = secret.get("early", {})
+        f = filter_for(st["format"], {"public": st["public"], "secret": secret})
+        events: list[Event] = []
+        for seq in sorted(st["held"]):
+            events += f.feed(early.pop(str(seq)), now=now)
+        events += f.close(now=now)
+        events.append({"type": "closed"})
+        state.publish(conversation_id, h, events)
+        state.mark_closed(conversation_id, h)
+    return {
+        "first_text_seconds": f.public["first_text"],
+        "thinking_seconds": f.public["thinking_seconds"],
+    }
+
+
+@transaction.atomic
+def exchange_live_timings_record(*, exchange_id: int, summary: dict[str, Any]) -> int:
+    """Keep what was seen live on the stored exchange: time to the first visible text and how
+    long the model thought (``live_exchange_close``'s summary). Metadata of the watch, never of
+    the exchange's content: replay and projection do not read it."""
+
+    def ms(seconds: Any) -> int | None:
+        return None if seconds is None else max(0, round(float(seconds) * 1000))
+
+    return Exchange.objects.filter(pk=exchange_id).update(
+        live_first_text_ms=ms(summary.get("first_text_seconds")),
+        live_thinking_ms=ms(summary.get("thinking_seconds")),
+    )

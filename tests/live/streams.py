@@ -1,0 +1,87 @@
+"""Every recorded stream of every format, and what the stored exchange shows of it: the corpus
+the live filters (Python and JS) are held to."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from conversations.blocks import BlockClass
+from conversations.formats import FormatError, get
+from conversations.projection.project import clean_text
+from conversations.projection.redaction import redact
+from tests.providers import fixture_files, load
+
+FIXTURES = Path(__file__).parent.parent / "fixtures"
+
+MIN_REQUEST = {
+    "anthropic.messages": {
+        "model": "m",
+        "max_tokens": 1,
+        "messages": [{"role": "user", "content": "hi"}],
+    },
+    "openai.responses": {"model": "m", "input": "hi"},
+    "openai.chat": {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
+    "ai-sdk.ui": {
+        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]
+    },
+}
+_PREFIX = {
+    "anthropic-": "anthropic.messages",
+    "openai-chat-": "openai.chat",
+    "openai-responses-": "openai.responses",
+    "ai-sdk-": "ai-sdk.ui",
+}
+
+
+@dataclass(frozen=True)
+class Stream:
+    name: str
+    format: str
+    request: str
+    stream: str
+    visible: tuple[str, ...]  # the stored VISIBLE blocks' text, redacted, in order
+
+
+def _visible(fmt: str, request: str, stream: str) -> tuple[str, ...] | None:
+    try:
+        parsed = get(fmt).parse(request=request, response=None, stream=stream)
+    except FormatError:
+        return None  # refused at ingest: not a stream anyone watches to its end
+    return tuple(
+        redact(clean_text(b.text or ""))
+        for m in parsed.output
+        for b in m.blocks
+        if b.cls is BlockClass.VISIBLE and b.text
+    )
+
+
+def streams() -> list[Stream]:
+    found: list[tuple[str, str, str | None, str]] = []
+    for name in fixture_files():
+        for r in load(name):
+            if r.stream is not None:
+                found.append((r.name, r.format, r.request, r.stream))
+    for path in sorted((FIXTURES / "streams").glob("*.sse")):
+        fmt = next(f for p, f in _PREFIX.items() if path.name.startswith(p))
+        found.append((f"streams/{path.name}", fmt, None, path.read_text(encoding="utf-8")))
+    ai = FIXTURES / "ai_sdk"
+    found.append(
+        (
+            "ai_sdk/assistant-stream.sse",
+            "ai-sdk.ui",
+            (ai / "chat-request.json").read_text(encoding="utf-8"),
+            (ai / "assistant-stream.sse").read_text(encoding="utf-8"),
+        )
+    )
+    out = []
+    for name, fmt, request, text in found:
+        request = request or json.dumps(MIN_REQUEST[fmt])
+        visible = _visible(fmt, request, text)
+        if visible is not None:
+            out.append(Stream(name, fmt, request, text, visible))
+    return out
+
+
+STREAMS_BY_NAME = {s.name: s for s in streams()}
