@@ -24,6 +24,11 @@ class Migration(migrations.Migration):
             """,
             "DROP FUNCTION signal_add(bigint[], bigint[])",
         ),
+        # Histograms summed over rows (readers sum shards and hours: signals/selectors.py).
+        migrations.RunSQL(
+            "CREATE AGGREGATE signal_sum(bigint[]) (SFUNC = signal_add, STYPE = bigint[])",
+            "DROP AGGREGATE signal_sum(bigint[])",
+        ),
         migrations.CreateModel(
             name="Alert",
             fields=[

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 SHARDS = 8
 
-_SUMS = (
+SUMS = (
     "exchanges",
     "conversations",
     "truncated",
@@ -63,16 +63,16 @@ _SUMS = (
     "rewritten",
     *(f"rewrite_{kind}" for kind in KINDS),
 )
-_ARRAYS = ("finishes", "output_hist", "reasoning_hist", "latency_hist", "tool_calls_hist")
+ARRAYS = ("finishes", "output_hist", "reasoning_hist", "latency_hist", "tool_calls_hist")
 _KEY = ("hour", "queue", "requested_model", "served_model", "shard")
-_COLUMNS = (*_KEY, *_SUMS, *_ARRAYS)
+_COLUMNS = (*_KEY, *SUMS, *ARRAYS)
 _TABLE = Rollup._meta.db_table
 _UPSERT = (
     f"INSERT INTO {_TABLE} AS r ({', '.join(_COLUMNS)}) VALUES {{values}} "  # noqa: S608
     f"ON CONFLICT ({', '.join(_KEY)}) DO UPDATE SET "
-    + ", ".join(f"{c} = r.{c} + EXCLUDED.{c}" for c in _SUMS)
+    + ", ".join(f"{c} = r.{c} + EXCLUDED.{c}" for c in SUMS)
     + ", "
-    + ", ".join(f"{c} = signal_add(r.{c}, EXCLUDED.{c})" for c in _ARRAYS)
+    + ", ".join(f"{c} = signal_add(r.{c}, EXCLUDED.{c})" for c in ARRAYS)
 )
 _STORED_RAW = (
     "SELECT id, role, conversation_id, sequence, raw_ciphertext "  # noqa: S608
@@ -106,10 +106,10 @@ FIELDS = (
 
 @dataclass(slots=True)
 class Delta:
-    sums: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_SUMS, 0))
+    sums: dict[str, int] = field(default_factory=lambda: dict.fromkeys(SUMS, 0))
     arrays: dict[str, list[int]] = field(
         default_factory=lambda: {
-            a: [0] * (len(FINISHES) if a == "finishes" else buckets.SIZE) for a in _ARRAYS
+            a: [0] * (len(FINISHES) if a == "finishes" else buckets.SIZE) for a in ARRAYS
         }
     )
 
@@ -187,8 +187,8 @@ def _apply(cur: CursorWrapper, deltas: Mapping[Key, Delta]) -> None:
     for key in sorted(deltas):  # one order for every writer: no deadlock between batches
         d = deltas[key]
         params.extend(key)
-        params.extend(d.sums[c] for c in _SUMS)
-        params.extend(d.arrays[c] for c in _ARRAYS)
+        params.extend(d.sums[c] for c in SUMS)
+        params.extend(d.arrays[c] for c in ARRAYS)
     cur.execute(_UPSERT.format(values=", ".join([_ROW] * len(deltas))), params)
 
 

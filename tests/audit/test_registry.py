@@ -31,6 +31,9 @@ STABLE_CODES = {
     "retention.swept",
     "audit.viewed",
     "preference.changed",
+    "signals.viewed",
+    "alert_rule.changed",
+    "model_price.changed",
 }
 
 AUDIT_DIR = Path(__file__).resolve().parents[2] / "audit"
