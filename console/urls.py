@@ -3,7 +3,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import compliance_views, review_views, views
+from . import compliance_views, review_views, signals_views, views
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -11,6 +11,10 @@ urlpatterns = [
     path("conversations/<int:pk>/calls/<str:call>/", views.tool_call, name="conversation-call"),
     path("conversations/<int:pk>/review/", review_views.review, name="conversation-review"),
     path("settings/", views.preferences, name="preferences"),
+    path("signals/", signals_views.signals_index, name="signals"),
+    path("signals/models/<path:snapshot>/", signals_views.model_page, name="signals-model"),
+    path("signals/alerts/<int:pk>/", signals_views.alert_page, name="signals-alert"),
+    path("signals/readiness/", signals_views.readiness, name="signals-readiness"),
     path("audit/", views.audit_log, name="audit-log"),
     path("audit/export.<str:fmt>", views.audit_export, name="audit-export"),
     path("audit/review-grants/", review_views.review_grants, name="review-grants"),

@@ -13,13 +13,14 @@ from django.db import connection, transaction
 
 import console.compliance_views
 import console.review_views
+import console.signals_views
 import console.views
 from conversations.selectors import conversation_cursor
 from retention.services import deletion_request_submit, legal_hold_place
 from tests.console.conftest import World, client_for
 
 CONSOLE = Path(__file__).resolve().parents[2] / "console"
-VIEW_MODULES = ["views.py", "compliance_views.py", "review_views.py"]
+VIEW_MODULES = ["views.py", "compliance_views.py", "review_views.py", "signals_views.py"]
 
 
 @pytest.mark.parametrize("module", VIEW_MODULES)
@@ -50,7 +51,12 @@ def test_pages_render_after_the_read_committed(
     client: Any, world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[tuple[str, bool]] = []
-    for module in (console.views, console.compliance_views, console.review_views):
+    for module in (
+        console.views,
+        console.compliance_views,
+        console.review_views,
+        console.signals_views,
+    ):
         real = module.render
 
         def spy(request: Any, template: str, *args: Any, _real: Any = real, **kw: Any) -> Any:
@@ -65,6 +71,8 @@ def test_pages_render_after_the_read_committed(
     assert agent.get(call).status_code == 200
     assert agent.get(call, HTTP_HX_REQUEST="true").status_code == 200
     assert agent.get("/?q=order", HTTP_HX_REQUEST="true").status_code == 200
+    for page in ("/signals/", f"/signals/models/{SNAPSHOT}/?queue=billing", "/signals/readiness/"):
+        assert agent.get(page).status_code == 200, page
     staff = client_for(client, world, "compliance")
     request = deletion_request_submit(customer="cus-nobody", reason="test")
     for page in (
@@ -75,7 +83,7 @@ def test_pages_render_after_the_read_committed(
         "/compliance/holds/",
     ):
         assert staff.get(page).status_code == 200, page
-    assert len(seen) == 10
+    assert len(seen) == 13
     assert not [template for template, atomic in seen if atomic]
 
 
@@ -111,7 +119,13 @@ PINNED = {
     ("compliance", "/compliance/deletions/{done}/receipt.csv"): 7,
     ("compliance", "/compliance/deletions/{done}/receipt.json"): 7,
     ("compliance", "/compliance/holds/"): 9,
+    # The signals (issue 17): the reader's queues, the rollups (one query), the audit row; the
+    # model page adds its price, the readiness report its arms and probes.
+    ("agent", "/signals/"): 9,
+    ("agent", "/signals/models/{snapshot}/?queue=billing"): 9,
+    ("agent", "/signals/readiness/"): 15,
 }
+SNAPSHOT = "claude-sonnet-4-5-20250929"
 
 
 def call_key(conversation: Any) -> str:
@@ -145,6 +159,7 @@ def test_query_counts_are_pinned(
         done=done.pk,
         call=call_key(world.billing),
         cursor=conversation_cursor(world.billing),
+        snapshot=SNAPSHOT,
     )
     c.get(target, **headers)  # process caches (content types, policies, choices) warm
     with django_assert_num_queries(PINNED[(role, url)], using="default"):
