@@ -208,7 +208,9 @@ def reasoning_readiness(
             gained = (on_price - off_price) / points
     probe_rows = AllowanceProbe.objects.all()
     if model:
-        probe_rows = probe_rows.filter(Q(model=model) | Q(snapshot=model))
+        # The probes of this model, of its snapshot, and of the aliases it served.
+        names = {model} | {g.group["requested_model"] for g in groups} - {""}
+        probe_rows = probe_rows.filter(Q(model__in=names) | Q(snapshot__in=names))
     probes = [
         {
             "model": p.model,
