@@ -36,7 +36,7 @@ from django.utils import timezone
 import audit
 
 from .models import Alert, AlertEvent, AlertRule, ModelPrice, Notification
-from .rollups import hour_of
+from .rollups import hour_of, rollups_compact
 from .selectors import Sums, rollups_summed
 
 Metric = AlertRule.Metric
@@ -220,6 +220,9 @@ def signals_tick(*, now: datetime | None = None, quick_retries: int = 2) -> Tick
     """Evaluate every enabled rule (each in its own transaction), then deliver what is due."""
     now = now or timezone.now()
     result = TickResult()
+    # Hours no ingest writes to any more keep one row each (rollups.py: rollups_compact).
+    done = hour_of(now) - timedelta(hours=2)
+    rollups_compact(before=done, after=done - timedelta(days=7))
     for rule_id in AlertRule.objects.filter(enabled=True).values_list("pk", flat=True):
         with transaction.atomic():
             rule = AlertRule.objects.select_for_update(skip_locked=True).filter(pk=rule_id).first()

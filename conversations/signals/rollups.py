@@ -242,6 +242,47 @@ def rollups_rebuild() -> int:
             last = chunk[-1]["pk"]
 
 
+_COMPACT_SELECT = (
+    "SELECT hour, queue, requested_model, served_model, "  # noqa: S608
+    + ", ".join(f"sum({c})" for c in SUMS)
+    + ", "
+    + ", ".join(f"signal_sum({c})" for c in ARRAYS)
+    + f" FROM {_TABLE} WHERE hour >= %s AND hour < %s "
+    "GROUP BY hour, queue, requested_model, served_model HAVING count(*) > 1 OR min(shard) > 0 "
+    "ORDER BY hour, queue, requested_model, served_model"
+)
+_COMPACT_DELETE = (
+    f"DELETE FROM {_TABLE} WHERE hour >= %s AND hour < %s "  # noqa: S608
+    "AND (hour, queue, requested_model, served_model) IN "
+    "(SELECT * FROM unnest(%s::timestamptz[], %s::text[], %s::text[], %s::text[]))"
+)
+
+
+@transaction.atomic
+def rollups_compact(*, before: datetime, after: datetime) -> int:
+    """Merge the shards of each hour in [after, before) into one row (shard 0): shards spread
+    the locks of concurrent ingests, which only the current hours need; a reader of 30 days then
+    sums a row per hour, not eight. Late exchanges (and erasures) of a compacted hour add to a
+    shard row again, and the next compaction merges it. Returns the keys merged."""
+    with connection.cursor() as cur:
+        cur.execute(_COMPACT_SELECT, [after, before])
+        merged = cur.fetchall()
+        if not merged:
+            return 0
+        keys = [tuple(r[:4]) for r in merged]
+        cur.execute(
+            _COMPACT_DELETE, [after, before, *(list(col) for col in zip(*keys, strict=True))]
+        )
+        deltas: dict[Key, Delta] = {}
+        for r in merged:
+            d = Delta()
+            d.sums = {c: int(v or 0) for c, v in zip(SUMS, r[4 : 4 + len(SUMS)], strict=True)}
+            d.arrays = {c: list(v) for c, v in zip(ARRAYS, r[4 + len(SUMS) :], strict=True)}
+            deltas[(r[0], r[1], r[2], r[3], 0)] = d
+        _apply(cur, deltas)
+    return len(merged)
+
+
 def rewrites_classify(
     cur: CursorWrapper, planned: Sequence[Planned], keys: Mapping[int, bytes]
 ) -> None:

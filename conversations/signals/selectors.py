@@ -9,6 +9,7 @@ from typing import Any
 from django.db import connection
 
 from . import buckets
+from .facts import FINISHES
 from .models import Rollup
 from .rollups import ARRAYS, SUMS
 
@@ -66,22 +67,40 @@ def rollups_summed(
     if requested is not None:
         where.append("requested_model = %s")
         params.append(requested)
-    cols = [*group_by, *(f"sum({c})" for c in SUMS), *(f"signal_sum({c})" for c in ARRAYS)]
-    sql = f"SELECT {', '.join(cols)} FROM {_TABLE} WHERE {' AND '.join(where)}"  # noqa: S608
-    if group_by:
-        sql += f" GROUP BY {', '.join(group_by)} ORDER BY {', '.join(group_by)}"
+    where_sql = " AND ".join(where)
+    keys = ", ".join(group_by)
+    # Two statements: the counts summed per group, then the histograms, element by element
+    # (unnest WITH ORDINALITY: one pass, several times faster than an array-valued aggregate).
+    sums_sql = (
+        f"SELECT {keys + ', ' if keys else ''}{', '.join(f'sum({c})' for c in SUMS)} "  # noqa: S608
+        f"FROM {_TABLE} WHERE {where_sql}" + (f" GROUP BY {keys} ORDER BY {keys}" if keys else "")
+    )
+    u = ", ".join(f"u{n}" for n in range(len(ARRAYS)))
+    arrays_sql = (
+        f"SELECT {keys + ', ' if keys else ''}u.i, {', '.join(f'sum(u{n})' for n in range(len(ARRAYS)))} "  # noqa: S608, E501
+        f"FROM {_TABLE}, unnest({', '.join(ARRAYS)}) WITH ORDINALITY AS u({u}, i) "
+        f"WHERE {where_sql} GROUP BY {keys + ', ' if keys else ''}u.i"
+    )
     with connection.cursor() as cur:
-        cur.execute(sql, params)
+        cur.execute(sums_sql, params)
         rows = cur.fetchall()
-    out = []
+        cur.execute(arrays_sql, params)
+        cells = cur.fetchall()
     n = len(group_by)
+    arrays: dict[tuple[Any, ...], dict[str, list[int]]] = {}
+    for cell in cells:
+        key, index = tuple(cell[:n]), cell[n] - 1
+        per = arrays.setdefault(
+            key, {c: [0] * (len(FINISHES) if c == "finishes" else buckets.SIZE) for c in ARRAYS}
+        )
+        for c, v in zip(ARRAYS, cell[n + 1 :], strict=True):
+            if v is not None and index < len(per[c]):
+                per[c][index] = int(v)
+    out = []
     for row in rows:
-        sums = {c: int(v or 0) for c, v in zip(SUMS, row[n : n + len(SUMS)], strict=True)}
-        if not group_by and not sums["exchanges"] and row[n + len(SUMS)] is None:
-            continue
-        arrays = {
-            c: [int(x) for x in (v or [])] or [0] * buckets.SIZE
-            for c, v in zip(ARRAYS, row[n + len(SUMS) :], strict=True)
-        }
-        out.append(Sums(dict(zip(group_by, row[:n], strict=True)), sums, arrays))
+        sums = {c: int(v or 0) for c, v in zip(SUMS, row[n:], strict=True)}
+        key = tuple(row[:n])
+        if key not in arrays:
+            continue  # no row matched (an aggregate without GROUP BY still returns one)
+        out.append(Sums(dict(zip(group_by, key, strict=True)), sums, arrays[key]))
     return out

@@ -228,3 +228,25 @@ def test_only_reserialised(client: Any) -> None:
     html = page_text(client)
     assert "only re-serialised" in html
     assert "MARKER-REASONING" not in html
+
+
+def test_compaction_merges_shards_and_keeps_the_sums() -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from conversations.signals.rollups import hour_of, rollups_compact
+
+    for i in range(12):  # twelve conversations: several shards of one key
+        store(f"s-{i}", [user("hi")], [text("a")], output=20 + i)
+    before = summed()
+    assert Rollup.objects.count() > 1
+    now = hour_of(timezone.now())
+    assert rollups_compact(before=now + timedelta(hours=1), after=now - timedelta(days=1)) == 1
+    assert Rollup.objects.count() == 1 and Rollup.objects.get().shard == 0
+    assert summed() == before == recomputed()
+    # An erasure after compaction still subtracts exactly.
+    conversation_erase(Conversation.objects.get(external_id="s-3").pk)
+    assert summed() == recomputed()
+    rollups_compact(before=now + timedelta(hours=1), after=now - timedelta(days=1))
+    assert Rollup.objects.count() == 1 and summed() == recomputed()
