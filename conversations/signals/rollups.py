@@ -242,14 +242,16 @@ def rollups_rebuild() -> int:
             last = chunk[-1]["pk"]
 
 
+# The keys to merge found first (cheap), then only their rows summed.
 _COMPACT_SELECT = (
-    "SELECT hour, queue, requested_model, served_model, "  # noqa: S608
-    + ", ".join(f"sum({c})" for c in SUMS)
+    "SELECT r.hour, r.queue, r.requested_model, r.served_model, "  # noqa: S608
+    + ", ".join(f"sum(r.{c})" for c in SUMS)
     + ", "
-    + ", ".join(f"signal_sum({c})" for c in ARRAYS)
-    + f" FROM {_TABLE} WHERE hour >= %s AND hour < %s "
-    "GROUP BY hour, queue, requested_model, served_model HAVING count(*) > 1 OR min(shard) > 0 "
-    "ORDER BY hour, queue, requested_model, served_model"
+    + ", ".join(f"signal_sum(r.{c})" for c in ARRAYS)
+    + f" FROM {_TABLE} r JOIN (SELECT hour, queue, requested_model, served_model FROM {_TABLE} "
+    "WHERE hour >= %s AND hour < %s GROUP BY 1, 2, 3, 4 HAVING count(*) > 1 OR min(shard) > 0) k "
+    "USING (hour, queue, requested_model, served_model) "
+    "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
 )
 _COMPACT_DELETE = (
     f"DELETE FROM {_TABLE} WHERE hour >= %s AND hour < %s "  # noqa: S608
