@@ -248,7 +248,7 @@ _COMPACT_SELECT = (
     + ", ".join(f"sum(r.{c})" for c in SUMS)
     + ", "
     + ", ".join(f"signal_sum(r.{c})" for c in ARRAYS)
-    + f" FROM {_TABLE} r JOIN (SELECT hour, queue, requested_model, served_model FROM {_TABLE} "
+    + f" FROM {_TABLE} r JOIN (SELECT hour, queue, requested_model, served_model FROM {_TABLE} "  # noqa: S608
     "WHERE hour >= %s AND hour < %s GROUP BY 1, 2, 3, 4 HAVING count(*) > 1 OR min(shard) > 0) k "
     "USING (hour, queue, requested_model, served_model) "
     "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
