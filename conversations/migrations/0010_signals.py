@@ -41,6 +41,10 @@ class Migration(migrations.Migration):
                 ("queue", models.CharField(blank=True, max_length=100)),
                 ("snapshot", models.CharField(blank=True, max_length=200)),
                 (
+                    "detail",
+                    models.CharField(blank=True, default="", help_text="in words", max_length=300),
+                ),
+                (
                     "state",
                     models.CharField(
                         choices=[

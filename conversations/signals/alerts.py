@@ -77,6 +77,17 @@ def shown(metric: str, value: float) -> str:
     return f"{value:.2f}"
 
 
+def detail(metric: str, s: Sums) -> str:
+    """What else the numbers say about a breach, in words (truncation: how much of the cut-off
+    answers' output went to reasoning)."""
+    if metric == Metric.TRUNCATION and s["truncated_output_tokens"]:
+        share = s["truncated_reasoning_tokens"] / s["truncated_output_tokens"]
+        return f"reasoning was {share * 100:.0f} % of the truncated answers' output"
+    if metric == Metric.REPEATED:
+        return f"{s['repeated_tool_calls']:,} calls repeated a call with the same arguments"
+    return ""
+
+
 def window_start(rule: AlertRule, now: datetime) -> datetime:
     """The first rollup hour of a rule's window (rollups are hourly: the window is widened to
     the hour it starts in)."""
@@ -141,7 +152,8 @@ def _text(rule: AlertRule, alert: Alert, state: str) -> str:
     )
     link = f"{settings.SIGNALS_BASE_URL.rstrip('/')}/signals/alerts/{alert.pk}/"
     verb = "FIRING" if state == Alert.State.FIRING else "resolved"
-    return f"[{verb}] {rule.name}: {scope}: {what}. {link}"
+    more = f"; {alert.detail}" if alert.detail and state == Alert.State.FIRING else ""
+    return f"[{verb}] {rule.name}: {scope}: {what}{more}. {link}"
 
 
 def _queue_notifications(rule: AlertRule, alert: Alert, event: AlertEvent, now: datetime) -> None:
@@ -160,7 +172,7 @@ def _move(
 ) -> AlertEvent | None:
     alert.value, alert.volume, alert.window_start, alert.evaluated_at = value, volume, start, now
     if alert.state == state:
-        alert.save(update_fields=["value", "volume", "window_start", "evaluated_at"])
+        alert.save(update_fields=["value", "volume", "detail", "window_start", "evaluated_at"])
         return None
     alert.state, alert.since = state, now
     alert.save()
@@ -189,6 +201,7 @@ def _evaluate(rule: AlertRule, now: datetime, result: TickResult) -> None:
             if not breached:
                 continue
             alert = Alert(rule=rule, queue=key[0], snapshot=key[1], state="", since=now)
+        alert.detail = detail(rule.metric, g)
         target = (
             (Alert.State.MUTED if rule.muted else Alert.State.FIRING)
             if breached

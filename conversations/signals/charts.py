@@ -23,11 +23,11 @@ def bars(rows: Sequence[tuple[str, float, str]], *, title: str, width: int = 420
     ]
     for i, (label, value, words) in enumerate(rows):
         y = 4 + 22 * i
-        w = round((width - 230) * value / top)
+        w = round((width - 260) * value / top)
         parts.append(
             f'<text x="0" y="{y + 14}" font-size="12">{escape(label)}</text>'
-            f'<rect x="120" y="{y + 3}" width="{w}" height="14" fill="#4a6fa5"/>'
-            f'<text x="{126 + w}" y="{y + 14}" font-size="12">{escape(words)}</text>'
+            f'<rect x="150" y="{y + 3}" width="{w}" height="14" fill="#4a6fa5"/>'
+            f'<text x="{156 + w}" y="{y + 14}" font-size="12">{escape(words)}</text>'
         )
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 (every piece above is escaped or a number)

@@ -146,6 +146,7 @@ class Alert(models.Model):
     state = models.CharField(max_length=10, choices=State.choices)
     value = models.FloatField()
     volume = models.BigIntegerField()
+    detail = models.CharField(max_length=300, blank=True, default="", help_text="in words")
     since = models.DateTimeField(help_text="when it entered this state")
     window_start = models.DateTimeField()
     evaluated_at = models.DateTimeField()

@@ -110,6 +110,7 @@ def test_truncation_fires_once_notifies_resolves_and_mute_silences(hook: Hook) -
     assert body["state"] == "firing" and body["queue"] == "billing"
     assert body["text"].startswith(f"[FIRING] {TRUNCATION}: billing")
     assert "20.0 % over 25 exchanges" in body["text"]
+    assert "reasoning was 98 % of the truncated answers' output" in body["text"]
     assert f"/signals/alerts/{alert.pk}/" in body["text"]
     assert Notification.objects.get(channel="webhook").attempts == 2  # retried once
     assert len(mail.outbox) == 1 and mail.outbox[0].to == ["oncall@example.com"]
