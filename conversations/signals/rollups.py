@@ -143,41 +143,56 @@ def key_of(row: Mapping[str, Any], queue: str, conversation_id: int) -> Key:
 def contribution(row: Mapping[str, Any]) -> Delta:
     """What one exchange (its ``FIELDS``) adds to its rollup."""
     d = Delta()
+    contribute(d, row)
+    return d
+
+
+def contribute(d: Delta, row: Mapping[str, Any], sign: int = 1) -> None:
+    """Add (``sign`` -1: take away) one exchange's share to ``d``, in place: ingest runs this
+    per exchange, so it touches only the cells the exchange changes."""
     s, a = d.sums, d.arrays
-    s["exchanges"] = 1
-    s["conversations"] = 1 if row["ordinal"] == 1 else 0
-    a["finishes"][
-        finish_kind(row["stop_reason"] or "", truncated=row["truncated"], refusal=row["refusal"])
-    ] = 1
+    s["exchanges"] += sign
+    if row["ordinal"] == 1:
+        s["conversations"] += sign
+    finish = finish_kind(
+        row["stop_reason"] or "", truncated=row["truncated"], refusal=row["refusal"]
+    )
+    a["finishes"][finish] += sign
     output = row["output_tokens"]
     reasoning = row["reasoning_tokens"]
     if row["truncated"]:
-        s["truncated"] = 1
-        s["truncated_reasoning_tokens"] = reasoning or 0
-        s["truncated_output_tokens"] = output or 0
-    s["refusals"] = 1 if row["refusal"] else 0
-    for kind in ("input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens"):
-        s[kind] = row[kind] or 0
-    s["reasoning_tokens"] = reasoning or 0
-    s["with_reasoning"] = 1 if reasoning else 0
+        s["truncated"] += sign
+        s["truncated_reasoning_tokens"] += sign * (reasoning or 0)
+        s["truncated_output_tokens"] += sign * (output or 0)
+    if row["refusal"]:
+        s["refusals"] += sign
+    for kind in ("input_tokens", "cache_read_tokens", "cache_write_tokens"):
+        if row[kind]:
+            s[kind] += sign * row[kind]
     if output is not None:
-        a["output_hist"][buckets.bucket(output)] = 1
+        s["output_tokens"] += sign * output
+        a["output_hist"][buckets.bucket(output)] += sign
     if reasoning is not None:
-        a["reasoning_hist"][buckets.bucket(reasoning)] = 1
+        s["reasoning_tokens"] += sign * reasoning
+        a["reasoning_hist"][buckets.bucket(reasoning)] += sign
+        if reasoning:
+            s["with_reasoning"] += sign
     if row["latency_ms"] is not None:
-        a["latency_hist"][buckets.bucket(row["latency_ms"])] = 1
+        a["latency_hist"][buckets.bucket(row["latency_ms"])] += sign
     calls = row["tool_call_count"] or 0
-    s["tool_calls"] = calls
-    a["tool_calls_hist"][buckets.bucket(calls)] = 1
-    s["repeated_tool_calls"] = row["repeated_tool_calls"] or 0
-    s["looping"] = 1 if row["repeated_tool_calls"] else 0
-    s["tool_results"] = row["tool_results"] or 0
-    s["tool_errors"] = row["tool_errors"] or 0
+    s["tool_calls"] += sign * calls
+    a["tool_calls_hist"][buckets.bucket(calls)] += sign
+    if row["repeated_tool_calls"]:
+        s["repeated_tool_calls"] += sign * row["repeated_tool_calls"]
+        s["looping"] += sign
+    if row["tool_results"]:
+        s["tool_results"] += sign * row["tool_results"]
+    if row["tool_errors"]:
+        s["tool_errors"] += sign * row["tool_errors"]
     kind = row["rewrite_kind"] or ""
     if kind:
-        s["rewritten"] = 1
-        s[f"rewrite_{kind if kind in KINDS else EDITED}"] = 1
-    return d
+        s["rewritten"] += sign
+        s[f"rewrite_{kind if kind in KINDS else EDITED}"] += sign
 
 
 def _apply(cur: CursorWrapper, deltas: Mapping[Key, Delta]) -> None:
@@ -199,7 +214,10 @@ def rollups_add(
     deltas: dict[Key, Delta] = {}
     for p, row in zip(planned, values, strict=True):
         key = key_of(row, p.conversation.queue, p.conversation.pk)
-        deltas.setdefault(key, Delta()).add(contribution(row))
+        d = deltas.get(key)
+        if d is None:
+            d = deltas[key] = Delta()
+        contribute(d, row)
     _apply(cur, deltas)
 
 
@@ -210,7 +228,10 @@ def _deltas_of(rows: Iterable[Mapping[str, Any]], sign: int = 1) -> dict[Key, De
     deltas: dict[Key, Delta] = {}
     for row in rows:
         key = key_of(row, row["conversation__queue"], row["conversation_id"])
-        deltas.setdefault(key, Delta()).add(contribution(row), sign)
+        d = deltas.get(key)
+        if d is None:
+            d = deltas[key] = Delta()
+        contribute(d, row, sign)
     return deltas
 
 
