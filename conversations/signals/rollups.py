@@ -13,10 +13,10 @@ columns, in the erasing transaction, just before the rows go (``rollups_subtract
 exchanges stored: an erased conversation leaves nothing behind in them, not even a count.
 Rollups hold no conversation id and no text. ``rollups_rebuild`` recomputes them from the rows.
 
-Concurrent API ingests of one key would queue on one row lock: an exchange adds to one of
-``SHARDS`` rows of its key, by its conversation's id (ingests of one conversation queue on the
-conversation's lock anyway), and readers sum the shards. Erasure subtracts from the very row the
-exchange was added to, so it never creates a row.
+Concurrent API ingests of one key would queue on one row lock: a batch adds to one of
+``SHARDS`` rows of each key, by its first conversation's id (ingests of one conversation queue
+on the conversation's lock anyway), and readers sum the shards. Erasure subtracts from a row the
+key already has, so it never creates one; ``rollups_compact`` merges the shards of past hours.
 """
 
 from __future__ import annotations
@@ -129,14 +129,14 @@ def hour_of(moment: datetime) -> datetime:
 Key = tuple[datetime, str, str, str, int]
 
 
-def key_of(row: Mapping[str, Any], queue: str, conversation_id: int) -> Key:
+def key_of(row: Mapping[str, Any], queue: str, shard: int) -> Key:
     moment = row["started_at"] or row["created_at"]
     return (
         hour_of(moment),
         queue,
         row["requested_model"] or "",
         row["response_model"] or "",
-        conversation_id % SHARDS,
+        shard,
     )
 
 
@@ -211,9 +211,14 @@ def rollups_add(
     cur: CursorWrapper, planned: Sequence[Planned], values: Sequence[Mapping[str, Any]]
 ) -> None:
     """Add a stored batch to its rollups (``values``: each planned exchange's row values)."""
+    if not planned:
+        return
+    # One shard for the whole batch (a bulk batch holds its locks to the end anyway; the API's
+    # batches of one spread over the shards by conversation).
+    shard = planned[0].conversation.pk % SHARDS
     deltas: dict[Key, Delta] = {}
     for p, row in zip(planned, values, strict=True):
-        key = key_of(row, p.conversation.queue, p.conversation.pk)
+        key = key_of(row, p.conversation.queue, shard)
         d = deltas.get(key)
         if d is None:
             d = deltas[key] = Delta()
@@ -222,12 +227,19 @@ def rollups_add(
 
 
 _ROW_FIELDS = (*FIELDS, "conversation__queue", "conversation_id")
+_SHARD_OF = (
+    f"SELECT DISTINCT ON (hour, queue, requested_model, served_model) "  # noqa: S608
+    f"hour, queue, requested_model, served_model, shard FROM {_TABLE} "
+    "WHERE (hour, queue, requested_model, served_model) IN "
+    "(SELECT * FROM unnest(%s::timestamptz[], %s::text[], %s::text[], %s::text[])) "
+    "ORDER BY hour, queue, requested_model, served_model, shard"
+)
 
 
 def _deltas_of(rows: Iterable[Mapping[str, Any]], sign: int = 1) -> dict[Key, Delta]:
     deltas: dict[Key, Delta] = {}
     for row in rows:
-        key = key_of(row, row["conversation__queue"], row["conversation_id"])
+        key = key_of(row, row["conversation__queue"], 0)
         d = deltas.get(key)
         if d is None:
             d = deltas[key] = Delta()
@@ -239,8 +251,16 @@ def rollups_subtract(*, conversation_ids: Sequence[int]) -> None:
     """Take these conversations' exchanges out of the rollups (the erase path calls it in its
     transaction, before the rows are deleted)."""
     rows = Exchange.objects.filter(conversation_id__in=list(conversation_ids)).values(*_ROW_FIELDS)
+    deltas = _deltas_of(rows, -1)
+    if not deltas:
+        return
     with connection.cursor() as cur:
-        _apply(cur, _deltas_of(rows, -1))
+        # Into a row each key already has (its lowest shard): the sums are the same whichever
+        # shard loses the share, and an erasure adds no row.
+        keys = list(deltas)
+        cur.execute(_SHARD_OF, [list(col) for col in zip(*(k[:4] for k in keys), strict=True)])
+        shards = {tuple(r[:4]): r[4] for r in cur.fetchall()}
+        _apply(cur, {(*k[:4], shards.get(k[:4], 0)): d for k, d in deltas.items()})
 
 
 @transaction.atomic
