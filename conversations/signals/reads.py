@@ -76,7 +76,7 @@ def signals_index_read(*, user: Any, days: int = 30) -> SignalsIndex:
     ]
     alerts = list(
         Alert.objects.select_related("rule")
-        .filter(Q(queue__in=queues) | Q(queue=""))
+        .filter(queue__in=queues)  # an alert of exchanges with no queue: the admin only
         .order_by("state", "-since")[:100]
     )
     event = audit.record("signals.viewed", actor=user, page="index", rows=len(rows))
