@@ -119,11 +119,12 @@ PINNED = {
     ("compliance", "/compliance/deletions/{done}/receipt.csv"): 7,
     ("compliance", "/compliance/deletions/{done}/receipt.json"): 7,
     ("compliance", "/compliance/holds/"): 9,
-    # The signals (issue 17): the reader's queues, the rollups (one query), the audit row; the
-    # model page adds its price, the readiness report its arms and probes.
-    ("agent", "/signals/"): 9,
-    ("agent", "/signals/models/{snapshot}/?queue=billing"): 9,
-    ("agent", "/signals/readiness/"): 15,
+    # The signals (issue 17): the reader's queues, the rollups (two queries: the counts, then
+    # the histograms), the audit row; the index adds its alerts, the model page its price, the
+    # readiness report its arms and probes.
+    ("agent", "/signals/"): 10,
+    ("agent", "/signals/models/{snapshot}/?queue=billing"): 10,
+    ("agent", "/signals/readiness/"): 16,
 }
 SNAPSHOT = "claude-sonnet-4-5-20250929"
 
