@@ -160,6 +160,25 @@ EVENT_TYPES = _types(
         _keys("change", "retention_class", "queue", "days"),
         required=_keys("change"),
     ),
+    # Operational signals (conversations/signals/).
+    EventType(
+        "signals.viewed",
+        "a person read a signals page (a model page, alerts, an alert, the readiness report)",
+        _keys("page", "queue", "snapshot", "alert", "conversations", "rows"),
+        required=_keys("page"),
+    ),
+    EventType(
+        "alert_rule.changed",
+        "an admin saved or deleted an alert rule (what is watched, where, the threshold)",
+        _keys("change", "rule", "metric", "muted", "enabled"),
+        required=_keys("change", "rule"),
+    ),
+    EventType(
+        "model_price.changed",
+        "an admin saved or deleted a model's price per token kind",
+        _keys("change", "price", "model"),
+        required=_keys("change", "model"),
+    ),
     # The review page: the only human read of reasoning, always with its purpose.
     EventType(
         "review.read",

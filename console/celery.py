@@ -37,4 +37,13 @@ app.conf.beat_schedule = {
         "schedule": float(settings.AUDIT_SEAL_INTERVAL_SECONDS),
         "options": {"expires": float(settings.AUDIT_SEAL_INTERVAL_SECONDS)},
     },
+    # The operational signals: evaluates the alert rules over the hourly rollups and sends what
+    # changed state (and retries undelivered notifications: conversations/signals/alerts.py).
+    # Its own entry, so a slow webhook never delays the retention clock or the sealer. State is
+    # in PostgreSQL (alerts, notifications): a missed or doubled run is harmless.
+    "signals-tick": {
+        "task": "conversations.tasks.signals_tick",
+        "schedule": float(settings.SIGNALS_INTERVAL_SECONDS),
+        "options": {"expires": float(settings.SIGNALS_INTERVAL_SECONDS)},
+    },
 }

@@ -346,3 +346,14 @@ RETENTION_MAX_ATTEMPTS = env.int("RETENTION_MAX_ATTEMPTS", default=3)
 # The legal deadline a deletion request's SLA is shown against: one month from receipt (GDPR
 # art. 12(3)); a request may not be scheduled after it.
 RETENTION_LEGAL_DEADLINE_MONTHS = env.int("RETENTION_LEGAL_DEADLINE_MONTHS", default=1)
+
+# Operational signals (conversations/signals/): how often ``signals_tick`` evaluates the alert
+# rules (its own beat entry), the HMAC key of webhook signatures when a rule names none, the
+# console's address for links in notifications, the sender of alert e-mail, and where
+# ``probe_allowance`` sends its two requests (with ANTHROPIC_API_KEY / OPENAI_API_KEY).
+SIGNALS_INTERVAL_SECONDS = env.int("SIGNALS_INTERVAL_SECONDS", default=60)
+SIGNALS_WEBHOOK_SECRET = env.str("SIGNALS_WEBHOOK_SECRET", default="")
+SIGNALS_BASE_URL = env.str("SIGNALS_BASE_URL", default="http://localhost:8000")
+SIGNALS_FROM_EMAIL = env.str("SIGNALS_FROM_EMAIL", default="console@localhost")
+ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
+ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="https://api.anthropic.com")

@@ -3,7 +3,15 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from . import compliance_views, hardening, live_views, review_views, sharing_views, views
+from . import (
+    compliance_views,
+    hardening,
+    live_views,
+    review_views,
+    sharing_views,
+    signals_views,
+    views,
+)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -23,6 +31,10 @@ urlpatterns = [
     path("s/<str:token>/", sharing_views.share_page, name="share-page"),
     path("compliance/share-links/", sharing_views.share_links, name="share-links"),
     path("settings/", views.preferences, name="preferences"),
+    path("signals/", signals_views.signals_index, name="signals"),
+    path("signals/models/<path:snapshot>/", signals_views.model_page, name="signals-model"),
+    path("signals/alerts/<int:pk>/", signals_views.alert_page, name="signals-alert"),
+    path("signals/readiness/", signals_views.readiness, name="signals-readiness"),
     path("audit/", views.audit_log, name="audit-log"),
     path("audit/export.<str:fmt>", views.audit_export, name="audit-export"),
     path("audit/review-grants/", review_views.review_grants, name="review-grants"),

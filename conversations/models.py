@@ -114,6 +114,10 @@ class Conversation(models.Model):
         ]
         permissions = [
             ("view_restricted_fields", "See tool fields of the restricted storage class"),
+            # Held per conversation (guardian) by a review grant. Declared here, not only in the
+            # migration that introduced it, so that Django creates it again wherever the
+            # permissions are rebuilt (a flush, a database restored without them).
+            ("review_reasoning", "Read the reasoning of this conversation (review grant)"),
         ]
 
     def __str__(self) -> str:
@@ -171,6 +175,14 @@ class Exchange(models.Model):
         "stored message may lack what they carried (docs/formats.md)",
     )
     tool_call_count = models.PositiveIntegerField(default=0)
+    # What the signals count (conversations/signals/): kept per exchange, so a rollup can be
+    # recomputed from stored rows and an erasure subtracts exactly what the exchange added.
+    rewrite_kind = models.CharField(
+        max_length=30, blank=True, default="", db_default="", help_text="signals/rewrites.py"
+    )
+    repeated_tool_calls = models.PositiveIntegerField(default=0, db_default=0)
+    tool_results = models.PositiveIntegerField(default=0, db_default=0)
+    tool_errors = models.PositiveIntegerField(default=0, db_default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -652,3 +664,15 @@ class WorkNote(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tool_name}: {self.template}"
+
+
+# The signals' tables live in their room and belong to this app (conversations/signals/models.py).
+from .signals.models import (  # noqa: E402, F401
+    Alert,
+    AlertEvent,
+    AlertRule,
+    AllowanceProbe,
+    ModelPrice,
+    Notification,
+    Rollup,
+)

@@ -12,3 +12,11 @@ from .projection.reproject import reprojection_run
 def reproject(job_id: int) -> None:
     """Re-project every conversation after a policy change (resumes where a crash left it)."""
     reprojection_run(job_id=job_id)
+
+
+@shared_task(acks_late=True, soft_time_limit=300, time_limit=330)
+def signals_tick() -> None:
+    """Evaluate the alert rules and send what changed (conversations/signals/alerts.py)."""
+    from .signals.alerts import signals_tick as tick
+
+    tick()

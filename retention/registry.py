@@ -37,6 +37,7 @@ from conversations.models import (
     ReviewGrant,
     ShareLink,
 )
+from conversations.signals.rollups import rollups_subtract
 
 from .models import RetentionClass
 
@@ -115,6 +116,9 @@ def erase_rows(ids: Sequence[int]) -> dict[str, int]:
     the statement does not matter) and return the rows deleted per model. Run it in the erase
     transaction: a model missing from ``ERASED`` whose rows still refer to a conversation fails
     the commit, it is never left behind silently."""
+    # The signals' rollups lose these conversations' share first, from the rows about to go, in
+    # this transaction (conversations/signals/rollups.py says why: they stay equal to the rows).
+    rollups_subtract(conversation_ids=ids)
     parts: list[str] = []
     params: list[Any] = []
     alias = ""

@@ -68,10 +68,14 @@ def _fast_password_hashing(settings: Any) -> None:
 def _fresh_guardian_content_types() -> Any:
     """django-guardian memoises permission content types for the process (an lru_cache), but a
     transactional test's flush recreates them under new ids: clear it around every test."""
+    from django.contrib.contenttypes.models import ContentType
     from guardian.shortcuts import _get_ct_cached
 
+    # Django's own content type cache too: it would hand guardian the ids from before a flush.
+    ContentType.objects.clear_cache()
     _get_ct_cached.cache_clear()
     yield
+    ContentType.objects.clear_cache()
     _get_ct_cached.cache_clear()
 
 

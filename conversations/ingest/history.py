@@ -15,6 +15,8 @@ from datetime import datetime
 
 from ..blocks import BlockClass, Message, ParsedExchange
 from ..replay import canonical_sha256, raw_sha256
+from ..signals.facts import tool_facts
+from ..signals.rewrites import RESERIALISED
 from .body import ExchangeInput
 from .errors import IngestConflict
 
@@ -37,6 +39,15 @@ class ExchangePlan:
     rewritten_at: int | None
     tool_call_count: int
     supersede_current: int | None = None  # index into the current messages to mark superseded
+    # For the signals (conversations/signals/): how the history was rewritten (``rewrites.py``;
+    # "reserialised" when only bytes differ, decided here; the other kinds by
+    # ``signals.rewrites.classify_batch`` once the stored messages can be read), and the
+    # current messages from the rewritten position on (row ids, or plans of this batch).
+    rewrite_kind: str = ""
+    rewritten_rows: list[int | PlannedMessage] = field(default_factory=list)
+    repeated_tool_calls: int = 0
+    tool_results: int = 0
+    tool_errors: int = 0
 
 
 def exchange_plan(
@@ -60,6 +71,7 @@ def exchange_plan(
 
     new: list[PlannedMessage] = []
     rewritten_at: int | None = None
+    reserialised = False
     # A message the answer continues was updated by the client on purpose (a tool result added
     # in place): its differing from the stored version is the protocol, not a rewrite.
     continued = len(parsed.history) - 1 if parsed.output_supersedes_last else None
@@ -70,9 +82,11 @@ def exchange_plan(
                     rewritten_at is None
                     and i != continued
                     and raw_sha256(message.raw) != current[i][0]
-                    and canonical_sha256(message.raw, fmt) != current[i][1]
                 ):
-                    rewritten_at = i
+                    if canonical_sha256(message.raw, fmt) != current[i][1]:
+                        rewritten_at = i
+                    else:
+                        reserialised = True
                 continue
             new.append(planned(message, False))
         if rewritten_at is None and len(parsed.history) < len(current):
@@ -92,7 +106,18 @@ def exchange_plan(
         for b in m.blocks
         if b.cls is BlockClass.AUDIT and b.tool_name is not None
     )
-    return ExchangePlan(new, rewritten_at, tool_calls, supersede_current)
+    n_new_history = sum(1 for pm in new if not pm.from_response)
+    facts = tool_facts(parsed.history, n_new_history, parsed.output)
+    return ExchangePlan(
+        new,
+        rewritten_at,
+        tool_calls,
+        supersede_current,
+        rewrite_kind=RESERIALISED if reserialised and rewritten_at is None else "",
+        repeated_tool_calls=facts.repeated_calls,
+        tool_results=facts.results,
+        tool_errors=facts.errors,
+    )
 
 
 @dataclass(slots=True)
@@ -102,6 +127,7 @@ class ConversationState:
     pk: int
     customer: str
     exchanges_before: int = 0  # exchanges stored before this batch
+    queue: str = ""
     count: int = 0  # messages stored, superseded ones included: the next sequence number
     # The current (not superseded) messages in order: (raw, canonical) hashes, and for each its
     # row id when stored before this batch, or its plan when it arrives in this batch.
@@ -176,6 +202,8 @@ def plan_batch(
             rejected.append((line, conflict))
             continue
         plan = exchange_plan(data.format, parsed, conversation.current)
+        if plan.rewritten_at is not None:
+            plan.rewritten_rows = list(conversation.current_rows[plan.rewritten_at :])
         if plan.supersede_current is not None:
             stored_id = conversation.supersede(plan.supersede_current)
             if stored_id is not None:

@@ -24,12 +24,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
 
 from ..keystore.keys import data_keys_for
 from ..projection.policies import field_policies
+from ..signals.rollups import rewrites_classify, rollups_add
 from . import encrypt, history, project, store
 from .errors import IngestConflict
 from .guards import Refusals, ingest_check_many, ingest_lock_shared
@@ -88,6 +91,21 @@ def ingest_batch(items: Sequence[Item], *, retry_refused: bool = True) -> BatchR
     return BatchResult(0, 0, 0, refused, [])
 
 
+def _rollup_row(p: history.Planned, now: datetime) -> dict[str, Any]:
+    """The columns of a planned exchange the rollups count (``signals.rollups.FIELDS``)."""
+    plan = p.plan
+    return {
+        **project.exchange_fields(p.data, p.parsed),
+        "created_at": now,
+        "ordinal": p.ordinal,
+        "tool_call_count": plan.tool_call_count,
+        "repeated_tool_calls": plan.repeated_tool_calls,
+        "tool_results": plan.tool_results,
+        "tool_errors": plan.tool_errors,
+        "rewrite_kind": plan.rewrite_kind,
+    }
+
+
 def _ingest_allowed(items: Sequence[Item]) -> BatchResult:
     now = timezone.now()
     policies = field_policies()
@@ -102,6 +120,8 @@ def _ingest_allowed(items: Sequence[Item]) -> BatchResult:
         stored_names = store.stored_tool_names(cur, project.calls_to_look_up(planned))
         projected = project.project_batch(planned, policies, stored_names)
         keys = data_keys_for({p.conversation.pk for p in planned}, create=True)
+        # How each rewritten history was rewritten (signals/rewrites.py), before it is stored.
+        rewrites_classify(cur, planned, keys)
         sealed = encrypt.seal_batch(planned, keys)
         store.supersede(cur, superseded)
         n_messages = sum(len(p.plan.new_messages) for p in planned)
@@ -110,6 +130,8 @@ def _ingest_allowed(items: Sequence[Item]) -> BatchResult:
             cur, planned, projected, sealed, (exchange_ids, message_ids), now
         )
         store.update_counters(cur, conversations.values(), now)
+        # The signals' hourly rollups (signals/rollups.py), in the batch's transaction.
+        rollups_add(cur, planned, [_rollup_row(p, now) for p in planned])
     store.unknown_types_record(project.unknown_types(planned))
     return BatchResult(
         len(planned),

@@ -82,7 +82,7 @@ _UPSERT_CONVERSATIONS = f"""
     FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) AS v(e, c, q, l)
     ORDER BY v.e
     ON CONFLICT (external_id) DO UPDATE SET external_id = c.external_id
-    RETURNING c.id, c.external_id, c.customer_external_id, c.exchange_count, (c.xmax = 0)
+    RETURNING c.id, c.external_id, c.customer_external_id, c.exchange_count, (c.xmax = 0), c.queue
 """  # noqa: S608
 # In name order: two batches adding the same new queues wait on each other, never deadlock.
 _UPSERT_QUEUES = (
@@ -168,8 +168,8 @@ def lock_conversations(
     )
     conversations = {}
     created = set()
-    for pk, ext, customer, exchanges, inserted in cur.fetchall():
-        conversations[ext] = ConversationState(pk, customer, exchanges)
+    for pk, ext, customer, exchanges, inserted, queue in cur.fetchall():
+        conversations[ext] = ConversationState(pk, customer, exchanges, queue)
         if inserted:
             created.add(pk)
     # A conversation created just now holds no message yet: only the others are looked up.
@@ -237,6 +237,10 @@ def write_batch(
             "history_rewritten": p.plan.rewritten_at is not None,
             "rewritten_at": p.plan.rewritten_at,
             "tool_call_count": p.plan.tool_call_count,
+            "rewrite_kind": p.plan.rewrite_kind,
+            "repeated_tool_calls": p.plan.repeated_tool_calls,
+            "tool_results": p.plan.tool_results,
+            "tool_errors": p.plan.tool_errors,
             "created_at": now,
         }
         exchange_rows.append(

@@ -35,6 +35,9 @@ STABLE_CODES = {
     "share_link.revoked",
     "share_link.opened",
     "work_note.changed",
+    "signals.viewed",
+    "alert_rule.changed",
+    "model_price.changed",
 }
 
 AUDIT_DIR = Path(__file__).resolve().parents[2] / "audit"

@@ -14,6 +14,7 @@ from django.db import connection, transaction
 import console.compliance_views
 import console.review_views
 import console.sharing_views
+import console.signals_views
 import console.views
 from conversations.selectors import conversation_cursor
 from conversations.sharing.links import share_link_create
@@ -27,6 +28,7 @@ VIEW_MODULES = [
     "review_views.py",
     "sharing_views.py",
     "live_views.py",
+    "signals_views.py",
 ]
 
 
@@ -58,7 +60,13 @@ def test_pages_render_after_the_read_committed(
     client: Any, world: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[tuple[str, bool]] = []
-    modules = (console.views, console.compliance_views, console.review_views, console.sharing_views)
+    modules = (
+        console.views,
+        console.compliance_views,
+        console.review_views,
+        console.sharing_views,
+        console.signals_views,
+    )
     for module in modules:
         real = module.render
 
@@ -74,6 +82,8 @@ def test_pages_render_after_the_read_committed(
     assert agent.get(call).status_code == 200
     assert agent.get(call, HTTP_HX_REQUEST="true").status_code == 200
     assert agent.get("/?q=order", HTTP_HX_REQUEST="true").status_code == 200
+    for page in ("/signals/", f"/signals/models/{SNAPSHOT}/?queue=billing", "/signals/readiness/"):
+        assert agent.get(page).status_code == 200, page
     staff = client_for(client, world, "compliance")
     request = deletion_request_submit(customer="cus-nobody", reason="test")
     for page in (
@@ -88,7 +98,7 @@ def test_pages_render_after_the_read_committed(
     _, token = share_link_create(actor=world.users["agent"], conversation_id=world.billing.pk)
     staff.logout()
     assert staff.get(f"/s/{token}/", REMOTE_ADDR="10.1.2.3").status_code == 200
-    assert len(seen) == 12
+    assert len(seen) == 15
     assert not [template for template, atomic in seen if atomic]
 
 
@@ -134,7 +144,14 @@ PINNED = {
     # counted, the audit row (and the test's savepoint pair).
     ("anonymous", "/s/{token}/"): 11,
     ("compliance", "/compliance/share-links/"): 7,
+    # The signals (issue 17): the reader's queues, the rollups (two queries: the counts, then
+    # the histograms), the audit row; the index adds its alerts, the model page its price, the
+    # readiness report its arms and probes.
+    ("agent", "/signals/"): 10,
+    ("agent", "/signals/models/{snapshot}/?queue=billing"): 10,
+    ("agent", "/signals/readiness/"): 16,
 }
+SNAPSHOT = "claude-sonnet-4-5-20250929"
 
 
 def call_key(conversation: Any) -> str:
@@ -170,6 +187,7 @@ def test_query_counts_are_pinned(
         call=call_key(world.billing),
         cursor=conversation_cursor(world.billing),
         token=token,
+        snapshot=SNAPSHOT,
     )
     c.get(target, **headers)  # process caches (content types, policies, choices) warm
     with django_assert_num_queries(PINNED[(role, url)], using="default"):

@@ -1,0 +1,23 @@
+"""Template filters of the signals' pieces of the pages (conversations/signals/)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+
+from conversations.signals.rewrites import words
+
+register = template.Library()
+
+
+@register.filter
+def rewrite_words(kind: str) -> str:
+    """How a history was rewritten, in plain words."""
+    return words(kind)
+
+
+@register.filter
+def rewritten(exchanges: Any) -> list[Any]:
+    """The exchanges whose history was rewritten (any kind), in order."""
+    return [e for e in exchanges if getattr(e, "rewrite_kind", "")]

@@ -1,0 +1,84 @@
+"""The signals' admin: alert rules and prices (audited writes), alerts and probes (read-only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.db import models
+from django.http import HttpRequest
+
+from ..signals.alerts import model_price_delete, model_price_save, rule_delete, rule_save
+from ..signals.models import Alert, AlertEvent, AlertRule, AllowanceProbe, ModelPrice
+from .base import AuditedAdmin, ReadOnlyAdmin
+
+
+@admin.register(AlertRule)
+class AlertRuleAdmin(AuditedAdmin):
+    """What is watched (metric), where (queue, snapshot: blank for each), over which window,
+    above which threshold, from which volume; who is told (webhook, e-mail). Muted rules are
+    evaluated but notify nobody. ``signals_tick`` evaluates them on its own beat entry."""
+
+    list_display = (
+        "name",
+        "metric",
+        "queue",
+        "snapshot",
+        "window_minutes",
+        "threshold",
+        "min_exchanges",
+        "enabled",
+        "muted",
+    )
+    list_filter = ("metric", "enabled", "muted")
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        rule_save(rule=obj, actor=request.user)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        rule_delete(rule=obj, actor=request.user)
+
+
+@admin.register(ModelPrice)
+class ModelPriceAdmin(AuditedAdmin):
+    """Price per million tokens, per model and token kind; reasoning is billed as output. The
+    model page and the readiness report price exchanges from this table."""
+
+    list_display = ("model", "input", "cache_read", "cache_write", "output", "updated_at")
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        model_price_save(price=obj, actor=request.user)
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        model_price_delete(price=obj, actor=request.user)
+
+
+class AlertEventInline(admin.TabularInline):
+    model = AlertEvent
+    extra = 0
+    can_delete = False
+    readonly_fields = ("state", "value", "volume", "window_start", "at")
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Alert)
+class AlertAdmin(ReadOnlyAdmin):
+    """Each rule's state per queue and snapshot, with its history (the page for people:
+    /signals/alerts/)."""
+
+    list_display = ("rule", "queue", "snapshot", "state", "value", "volume", "since")
+    list_filter = ("state", "rule")
+    inlines = [AlertEventInline]
+
+
+@admin.register(AllowanceProbe)
+class AllowanceProbeAdmin(ReadOnlyAdmin):
+    """How providers answered ``manage.py probe_allowance``'s two mis-sized requests."""
+
+    list_display = ("model", "snapshot", "kind", "outcome", "http_status", "probed_at")

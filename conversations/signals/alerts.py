@@ -1,0 +1,339 @@
+"""Alert rules evaluated over the rollups; alerts with their history; notifications kept until
+delivered.
+
+``signals_tick`` (``manage.py signals_tick``, its own beat entry) evaluates every enabled rule
+over the rollups of its window, per queue and served snapshot (or the one its scope names):
+a group with at least ``min_exchanges`` exchanges whose value is above the threshold is
+breached. An alert moves firing ↔ resolved (muted, instead of firing, while its rule is muted)
+and each move is an ``AlertEvent``; moves into firing, and out of firing into resolved, queue
+one ``Notification`` per channel (the rule's webhook and e-mail addresses) in the same
+transaction. Deliveries happen after the commit, each claimed with a row lock (skip-locked);
+a failed one is retried in the tick (a few quick attempts) and again by later ticks with a
+backoff, up to ``Notification.ATTEMPTS``. A muted alert queues nothing.
+
+Webhooks are JSON with a Slack-compatible ``text``, signed: ``X-Signals-Timestamp`` (Unix
+seconds) and ``X-Signals-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`` under the
+rule's secret (or ``SIGNALS_WEBHOOK_SECRET``). Nothing in a notification is conversation text:
+the rule, the scope, the numbers and a link to the alert's page.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import httpx
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.utils import timezone
+
+import audit
+
+from .models import Alert, AlertEvent, AlertRule, ModelPrice, Notification
+from .rollups import hour_of, rollups_compact
+from .selectors import Sums, rollups_summed
+
+Metric = AlertRule.Metric
+_SHARES = {
+    Metric.TRUNCATION,
+    Metric.REPEATED,
+    Metric.TOOL_ERRORS,
+    Metric.REFUSALS,
+    Metric.REWRITES,
+}
+
+
+def metric_value(metric: str, s: Sums) -> float:
+    """The value a rule watches, from summed rollups."""
+    if metric == Metric.TRUNCATION:
+        return s.rate("truncated")
+    if metric == Metric.TOOL_CALLS:
+        return s.rate("tool_calls")
+    if metric == Metric.REPEATED:
+        return s.rate("looping")
+    if metric == Metric.TOOL_ERRORS:
+        return s.rate("tool_errors", "tool_results")
+    if metric == Metric.REFUSALS:
+        return s.rate("refusals")
+    if metric == Metric.REWRITES:
+        return s.rate("rewritten")
+    if metric == Metric.LATENCY:
+        return float(s.pct("latency_hist", 95) or 0)
+    raise ValueError(f"unknown metric {metric!r}")
+
+
+def shown(metric: str, value: float) -> str:
+    """A metric's value in words."""
+    if metric in _SHARES:
+        return f"{value * 100:.1f} %"
+    if metric == Metric.LATENCY:
+        return f"{value:,.0f} ms"
+    return f"{value:.2f}"
+
+
+def detail(metric: str, s: Sums) -> str:
+    """What else the numbers say about a breach, in words (truncation: how much of the cut-off
+    answers' output went to reasoning)."""
+    if metric == Metric.TRUNCATION and s["truncated_output_tokens"]:
+        share = s["truncated_reasoning_tokens"] / s["truncated_output_tokens"]
+        return f"reasoning was {share * 100:.0f} % of the truncated answers' output"
+    if metric == Metric.REPEATED:
+        return f"{s['repeated_tool_calls']:,} calls repeated a call with the same arguments"
+    return ""
+
+
+def window_start(rule: AlertRule, now: datetime) -> datetime:
+    """The first rollup hour of a rule's window (rollups are hourly: the window is widened to
+    the hour it starts in)."""
+    return hour_of(now - timedelta(minutes=rule.window_minutes))
+
+
+def rule_save(*, rule: AlertRule, actor: Any = None) -> AlertRule:
+    with transaction.atomic():
+        rule.full_clean()
+        rule.save()
+        audit.record(
+            "alert_rule.changed",
+            actor=actor,
+            change="saved",
+            rule=rule.pk,
+            metric=rule.metric,
+            muted=rule.muted,
+            enabled=rule.enabled,
+        )
+    return rule
+
+
+def rule_delete(*, rule: AlertRule, actor: Any = None) -> None:
+    with transaction.atomic():
+        pk = rule.pk
+        rule.delete()
+        audit.record("alert_rule.changed", actor=actor, change="deleted", rule=pk)
+
+
+def model_price_save(*, price: ModelPrice, actor: Any = None) -> ModelPrice:
+    with transaction.atomic():
+        price.full_clean()
+        price.save()
+        audit.record(
+            "model_price.changed", actor=actor, change="saved", price=price.pk, model=price.model
+        )
+    return price
+
+
+def model_price_delete(*, price: ModelPrice, actor: Any = None) -> None:
+    with transaction.atomic():
+        pk, model = price.pk, price.model
+        price.delete()
+        audit.record("model_price.changed", actor=actor, change="deleted", price=pk, model=model)
+
+
+@dataclass
+class TickResult:
+    evaluated: int = 0
+    fired: int = 0
+    resolved: int = 0
+    muted: int = 0
+    delivered: int = 0
+    failed: int = 0
+
+
+def _text(rule: AlertRule, alert: Alert, state: str) -> str:
+    scope = f"{alert.queue or 'no queue'} · {alert.snapshot or 'unknown snapshot'}"
+    what = (
+        f"{shown(rule.metric, alert.value)} over {alert.volume:,} exchanges in the last "
+        f"{rule.window_minutes} min (threshold {shown(rule.metric, rule.threshold)})"
+    )
+    link = f"{settings.SIGNALS_BASE_URL.rstrip('/')}/signals/alerts/{alert.pk}/"
+    verb = "FIRING" if state == Alert.State.FIRING else "resolved"
+    more = f"; {alert.detail}" if alert.detail and state == Alert.State.FIRING else ""
+    return f"[{verb}] {rule.name}: {scope}: {what}{more}. {link}"
+
+
+def _queue_notifications(rule: AlertRule, alert: Alert, event: AlertEvent, now: datetime) -> None:
+    rows = []
+    if rule.webhook_url:
+        rows.append(Notification(event=event, channel="webhook", target=rule.webhook_url))
+    for address in [a.strip() for a in rule.emails.split(",") if a.strip()]:
+        rows.append(Notification(event=event, channel="email", target=address))
+    for row in rows:
+        row.next_attempt_at = now
+    Notification.objects.bulk_create(rows)
+
+
+def _move(
+    alert: Alert, state: str, value: float, volume: int, start: datetime, now: datetime
+) -> AlertEvent | None:
+    alert.value, alert.volume, alert.window_start, alert.evaluated_at = value, volume, start, now
+    if alert.state == state:
+        alert.save(update_fields=["value", "volume", "detail", "window_start", "evaluated_at"])
+        return None
+    alert.state, alert.since = state, now
+    alert.save()
+    return AlertEvent.objects.create(
+        alert=alert, state=state, value=value, volume=volume, window_start=start, at=now
+    )
+
+
+def _evaluate(rule: AlertRule, now: datetime, result: TickResult) -> None:
+    start = window_start(rule, now)
+    groups = rollups_summed(
+        since=start,
+        queue=rule.queue or None,
+        snapshot=rule.snapshot or None,
+        group_by=("queue", "served_model"),
+    )
+    alerts = {(a.queue, a.snapshot): a for a in Alert.objects.select_for_update().filter(rule=rule)}
+    seen = set()
+    for g in groups:
+        key = (g.group["queue"], g.group["served_model"])
+        seen.add(key)
+        value, volume = metric_value(rule.metric, g), g["exchanges"]
+        breached = volume >= rule.min_exchanges and value > rule.threshold
+        alert = alerts.get(key)
+        if alert is None:
+            if not breached:
+                continue
+            alert = Alert(rule=rule, queue=key[0], snapshot=key[1], state="", since=now)
+        alert.detail = detail(rule.metric, g)
+        target = (
+            (Alert.State.MUTED if rule.muted else Alert.State.FIRING)
+            if breached
+            else Alert.State.RESOLVED
+        )
+        before = alert.state
+        event = _move(alert, target, value, volume, start, now)
+        if event is None:
+            continue
+        if target == Alert.State.FIRING:
+            result.fired += 1
+            _queue_notifications(rule, alert, event, now)
+        elif target == Alert.State.MUTED:
+            result.muted += 1
+        elif before == Alert.State.FIRING:
+            result.resolved += 1
+            _queue_notifications(rule, alert, event, now)
+    # An alert whose group has no exchange left in the window is resolved.
+    for key, alert in alerts.items():
+        if key not in seen and alert.state != Alert.State.RESOLVED:
+            before = alert.state
+            event = _move(alert, Alert.State.RESOLVED, 0.0, 0, start, now)
+            if event is not None and before == Alert.State.FIRING:
+                result.resolved += 1
+                _queue_notifications(rule, alert, event, now)
+
+
+def signals_tick(*, now: datetime | None = None, quick_retries: int = 2) -> TickResult:
+    """Evaluate every enabled rule (each in its own transaction), then deliver what is due."""
+    now = now or timezone.now()
+    result = TickResult()
+    # Hours no ingest writes to any more keep one row each (rollups.py: rollups_compact).
+    done = hour_of(now) - timedelta(hours=2)
+    rollups_compact(before=done, after=done - timedelta(days=7))
+    for rule_id in AlertRule.objects.filter(enabled=True).values_list("pk", flat=True):
+        with transaction.atomic():
+            rule = AlertRule.objects.select_for_update(skip_locked=True).filter(pk=rule_id).first()
+            if rule is None:
+                continue  # another tick is evaluating it
+            _evaluate(rule, now, result)
+            result.evaluated += 1
+    notifications_deliver(result=result, quick_retries=quick_retries)
+    return result
+
+
+def _payload(n: Notification) -> tuple[str, str, dict[str, Any]]:
+    event = n.event
+    alert = event.alert
+    rule = alert.rule
+    text = _text(rule, alert, event.state)
+    body = {
+        "text": text,
+        "rule": rule.name,
+        "metric": rule.metric,
+        "state": event.state,
+        "queue": alert.queue,
+        "snapshot": alert.snapshot,
+        "value": event.value,
+        "volume": event.volume,
+        "threshold": rule.threshold,
+        "window_minutes": rule.window_minutes,
+        "at": event.at.isoformat(),
+        "alert": alert.pk,
+    }
+    subject = text.split(": ", 1)[0] + f": {alert.queue or '-'} · {alert.snapshot or '-'}"
+    return subject, text, body
+
+
+def signature(secret: str, timestamp: str, body: bytes) -> str:
+    """The webhook signature header's value."""
+    mac = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256)
+    return "sha256=" + mac.hexdigest()
+
+
+def _send(n: Notification) -> None:
+    subject, text, body = _payload(n)
+    if n.channel == Notification.Channel.EMAIL:
+        send_mail(subject, text, settings.SIGNALS_FROM_EMAIL, [n.target])
+        return
+    raw = json.dumps(body, separators=(",", ":")).encode()
+    timestamp = str(int(time.time()))
+    secret = n.event.alert.rule.webhook_secret or settings.SIGNALS_WEBHOOK_SECRET
+    headers = {"Content-Type": "application/json", "X-Signals-Timestamp": timestamp}
+    if secret:
+        headers["X-Signals-Signature"] = signature(secret, timestamp, raw)
+    timeout = httpx.Timeout(settings.PROVIDER_TIMEOUT_SECONDS, connect=5.0)
+    response = httpx.post(n.target, content=raw, headers=headers, timeout=timeout)
+    response.raise_for_status()
+
+
+def notifications_deliver(
+    *, result: TickResult | None = None, quick_retries: int = 2
+) -> TickResult:
+    """Send every due notification: a few quick attempts now, then later ticks back off."""
+    result = result or TickResult()
+    now = timezone.now()
+    due = list(
+        Notification.objects.filter(
+            delivered_at__isnull=True,
+            next_attempt_at__lte=now,
+            attempts__lt=Notification.ATTEMPTS,
+        ).values_list("pk", flat=True)
+    )
+    for pk in due:
+        with transaction.atomic():
+            n = (
+                Notification.objects.select_for_update(skip_locked=True)
+                .select_related("event__alert__rule")
+                .filter(pk=pk, delivered_at__isnull=True)
+                .first()
+            )
+            if n is None:
+                continue
+            error = ""
+            for attempt in range(quick_retries + 1):
+                n.attempts += 1
+                try:
+                    _send(n)
+                except (httpx.HTTPError, OSError) as exc:
+                    error = f"{type(exc).__name__}: {exc}"[:300]
+                    if attempt < quick_retries and n.attempts < Notification.ATTEMPTS:
+                        time.sleep(0.2 * 2**attempt)
+                        continue
+                else:
+                    error = ""
+                    n.delivered_at = timezone.now()
+                break
+            n.last_error = error
+            if error:
+                result.failed += 1
+                n.next_attempt_at = timezone.now() + timedelta(seconds=30 * 2**n.attempts)
+            else:
+                result.delivered += 1
+            n.save()
+    return result

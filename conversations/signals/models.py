@@ -1,0 +1,238 @@
+"""The signals' tables: hourly rollups, alert rules and their alerts, the price table, probes.
+
+Registered with the ``conversations`` app (``conversations/models.py`` imports this module, so
+Django finds the models and migrations live in ``conversations/migrations``). Nothing here holds a
+conversation id or any text of a conversation: a rollup is counts, an alert names its rule and
+scope, and the conversations behind a firing are looked up at read time, under the reader's
+queues (``reads.py``), so an erasure never has to touch these tables beyond the rollup counts.
+"""
+
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+
+from .buckets import SIZE
+from .facts import FINISHES
+
+
+def _hist() -> list[int]:
+    return [0] * SIZE
+
+
+def _finishes() -> list[int]:
+    return [0] * len(FINISHES)
+
+
+class Rollup(models.Model):
+    """One hour x queue x requested model x served snapshot (x shard: concurrent ingests of one
+    key add to different rows instead of queueing on one row lock; readers sum the shards)."""
+
+    hour = models.DateTimeField()
+    queue = models.CharField(max_length=100, blank=True)
+    requested_model = models.CharField(max_length=200, blank=True)
+    served_model = models.CharField(max_length=200, blank=True)
+    shard = models.PositiveSmallIntegerField(default=0)
+    exchanges = models.BigIntegerField(default=0)
+    conversations = models.BigIntegerField(default=0, help_text="exchanges that opened one")
+    finishes = ArrayField(models.BigIntegerField(), default=_finishes, help_text=str(FINISHES))
+    truncated = models.BigIntegerField(default=0)
+    truncated_reasoning_tokens = models.BigIntegerField(default=0)
+    truncated_output_tokens = models.BigIntegerField(default=0)
+    refusals = models.BigIntegerField(default=0)
+    input_tokens = models.BigIntegerField(default=0)
+    cache_read_tokens = models.BigIntegerField(default=0)
+    cache_write_tokens = models.BigIntegerField(default=0)
+    output_tokens = models.BigIntegerField(default=0)
+    reasoning_tokens = models.BigIntegerField(default=0)
+    with_reasoning = models.BigIntegerField(default=0, help_text="exchanges that reasoned")
+    output_hist = ArrayField(models.BigIntegerField(), default=_hist)
+    reasoning_hist = ArrayField(models.BigIntegerField(), default=_hist)
+    latency_hist = ArrayField(models.BigIntegerField(), default=_hist)
+    tool_calls = models.BigIntegerField(default=0)
+    tool_calls_hist = ArrayField(models.BigIntegerField(), default=_hist)
+    repeated_tool_calls = models.BigIntegerField(default=0)
+    looping = models.BigIntegerField(default=0, help_text="exchanges repeating a tool call")
+    tool_results = models.BigIntegerField(default=0)
+    tool_errors = models.BigIntegerField(default=0)
+    rewritten = models.BigIntegerField(default=0, help_text="exchanges with any rewrite kind")
+    rewrite_tool_loop_reasoning = models.BigIntegerField(default=0)
+    rewrite_edited = models.BigIntegerField(default=0)
+    rewrite_reordered = models.BigIntegerField(default=0)
+    rewrite_reserialised = models.BigIntegerField(default=0)
+
+    class Meta:
+        app_label = "conversations"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["hour", "queue", "requested_model", "served_model", "shard"],
+                name="signal_rollup_key",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["served_model", "queue", "hour"], name="signal_rollup_model_idx"),
+            models.Index(fields=["hour"], name="signal_rollup_hour_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.hour:%Y-%m-%d %H}h {self.queue or '-'} {self.served_model}"
+
+
+class ModelPrice(models.Model):
+    """What a model costs, per million tokens of each kind (reasoning is billed as output)."""
+
+    model = models.CharField(max_length=200, unique=True, help_text="a snapshot, or an alias")
+    input = models.DecimalField(max_digits=12, decimal_places=4, help_text="per million tokens")
+    cache_read = models.DecimalField(max_digits=12, decimal_places=4)
+    cache_write = models.DecimalField(max_digits=12, decimal_places=4)
+    output = models.DecimalField(
+        max_digits=12, decimal_places=4, help_text="reasoning tokens are billed at this price"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        app_label = "conversations"
+        ordering = ["model"]
+
+    def __str__(self) -> str:
+        return f"price of {self.model}"
+
+
+class AlertRule(models.Model):
+    class Metric(models.TextChoices):
+        TRUNCATION = "truncation", "truncated answers (share of exchanges)"
+        TOOL_CALLS = "tool_calls_per_turn", "tool calls per turn (mean)"
+        REPEATED = "repeated_tool_calls", "turns repeating a tool call with the same arguments"
+        TOOL_ERRORS = "tool_error_rate", "tool results reporting an error (share)"
+        REFUSALS = "refusal_rate", "refusals (share of exchanges)"
+        REWRITES = "rewrite_rate", "history rewritten: prompt-cache misses (share)"
+        LATENCY = "latency_p95", "latency p95 (ms)"
+
+    name = models.CharField(max_length=100, unique=True)
+    metric = models.CharField(max_length=30, choices=Metric.choices)
+    queue = models.CharField(max_length=100, blank=True, help_text="blank: each queue")
+    snapshot = models.CharField(max_length=200, blank=True, help_text="blank: each snapshot")
+    window_minutes = models.PositiveIntegerField(default=60)
+    threshold = models.FloatField(help_text="shares as fractions (0.05 = 5 %)")
+    min_exchanges = models.PositiveIntegerField(default=20, help_text="minimum volume")
+    enabled = models.BooleanField(default=True)
+    muted = models.BooleanField(default=False, help_text="evaluated, but nobody is notified")
+    webhook_url = models.URLField(blank=True)
+    webhook_secret = models.CharField(
+        max_length=200, blank=True, help_text="HMAC key (blank: SIGNALS_WEBHOOK_SECRET)"
+    )
+    emails = models.CharField(max_length=500, blank=True, help_text="comma-separated")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        app_label = "conversations"
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Alert(models.Model):
+    """A rule's state for one queue and snapshot."""
+
+    class State(models.TextChoices):
+        FIRING = "firing"
+        RESOLVED = "resolved"
+        MUTED = "muted"
+
+    rule = models.ForeignKey(AlertRule, on_delete=models.CASCADE, related_name="alerts")
+    queue = models.CharField(max_length=100, blank=True)
+    snapshot = models.CharField(max_length=200, blank=True)
+    state = models.CharField(max_length=10, choices=State.choices)
+    value = models.FloatField()
+    volume = models.BigIntegerField()
+    detail = models.CharField(max_length=300, blank=True, default="", help_text="in words")
+    since = models.DateTimeField(help_text="when it entered this state")
+    window_start = models.DateTimeField()
+    evaluated_at = models.DateTimeField()
+
+    class Meta:
+        app_label = "conversations"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["rule", "queue", "snapshot"], name="signal_alert_scope_uniq"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rule} · {self.queue or '-'} · {self.snapshot or '-'}: {self.state}"
+
+
+class AlertEvent(models.Model):
+    """The history of an alert: each change of state, with what was measured."""
+
+    alert = models.ForeignKey(Alert, on_delete=models.CASCADE, related_name="events")
+    state = models.CharField(max_length=10, choices=Alert.State.choices)
+    value = models.FloatField()
+    volume = models.BigIntegerField()
+    window_start = models.DateTimeField()
+    at = models.DateTimeField()
+
+    class Meta:
+        app_label = "conversations"
+        ordering = ["-at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.alert_id} {self.state} at {self.at:%Y-%m-%d %H:%M}"
+
+
+class Notification(models.Model):
+    """One message to send (webhook or e-mail), kept until delivered: a crashed or failed send is
+    retried by the next tick, up to ``ATTEMPTS`` times."""
+
+    ATTEMPTS = 5
+
+    class Channel(models.TextChoices):
+        WEBHOOK = "webhook"
+        EMAIL = "email"
+
+    event = models.ForeignKey(AlertEvent, on_delete=models.CASCADE, related_name="notifications")
+    channel = models.CharField(max_length=10, choices=Channel.choices)
+    target = models.CharField(max_length=500)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.CharField(max_length=300, blank=True)
+    next_attempt_at = models.DateTimeField()
+
+    class Meta:
+        app_label = "conversations"
+        indexes = [
+            models.Index(fields=["delivered_at", "next_attempt_at"], name="signal_notify_due")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.channel} to {self.target}"
+
+
+class AllowanceProbe(models.Model):
+    """How the provider answered one of the two mis-sized requests, per served snapshot."""
+
+    class Kind(models.TextChoices):
+        AT_BUDGET = "at_budget", "max_tokens at or below the thinking budget"
+        NO_ROOM = "no_room", "max_tokens leaving the answer no room"
+
+    format = models.CharField(max_length=40)
+    model = models.CharField(max_length=200, help_text="the model asked for")
+    snapshot = models.CharField(max_length=200, blank=True, help_text="the snapshot that answered")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    max_tokens = models.PositiveIntegerField()
+    budget_tokens = models.PositiveIntegerField(null=True)
+    outcome = models.CharField(max_length=20, help_text="refused, truncated or answered")
+    http_status = models.PositiveSmallIntegerField()
+    error = models.CharField(max_length=300, blank=True)
+    stop_reason = models.CharField(max_length=60, blank=True)
+    output_tokens = models.PositiveIntegerField(null=True)
+    reasoning_tokens = models.PositiveIntegerField(null=True)
+    probed_at = models.DateTimeField()
+
+    class Meta:
+        app_label = "conversations"
+        ordering = ["-probed_at"]
+
+    def __str__(self) -> str:
+        return f"{self.model} {self.kind}: {self.outcome}"

@@ -1,0 +1,289 @@
+"""Read services of the signals' pages: access (the reader's queues), the rollups, the audit row
+last (the shape of ``conversations/reads.py``).
+
+A signals page shows numbers about many conversations, so it is a read like a list: only the
+queues the reader may see count (a queue one may not see is a 404, like a missing one), and each
+read writes one ``signals.viewed`` row. The conversations behind an alert are looked up from the
+exchanges at read time, under the reader's queues: alerts store none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max, Q
+from django.http import Http404
+from django.utils import timezone
+from django.utils.safestring import SafeString
+
+import audit
+
+from ..models import Conversation, Exchange
+from ..permissions import require_reader, visible_queues
+from . import charts
+from .alerts import shown
+from .facts import FINISHES
+from .models import Alert, AlertEvent, AlertRule, ModelPrice
+from .readiness import Readiness, reasoning_readiness
+from .selectors import Sums, rollups_summed
+
+FINISH_WORDS = {
+    "stop": "finished",
+    "length": "cut off (max tokens)",
+    "tool_use": "called a tool",
+    "refusal": "refused",
+    "other": "other",
+}
+
+
+def _queues(user: Any, queue: str | None) -> list[str]:
+    """The queues a read covers: the one asked for (404 unless the reader sees it), or all the
+    reader sees."""
+    require_reader(user)
+    names = list(visible_queues(user).values_list("name", flat=True))
+    if queue is None:
+        return names
+    if queue not in names:
+        raise Http404("no such page")
+    return [queue]
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    snapshot: str
+    queue: str
+    exchanges: int
+
+
+@dataclass(frozen=True)
+class SignalsIndex:
+    models: list[ModelRow]
+    alerts: list[Alert]
+    audit_id: int
+
+
+@transaction.atomic
+def signals_index_read(*, user: Any, days: int = 30) -> SignalsIndex:
+    """The snapshots served in the reader's queues over ``days``, and their alerts."""
+    queues = _queues(user, None)
+    since = timezone.now() - timedelta(days=days)
+    rows = [
+        ModelRow(s.group["served_model"], s.group["queue"], s["exchanges"])
+        for s in rollups_summed(since=since, queues=queues, group_by=("served_model", "queue"))
+    ]
+    alerts = list(
+        Alert.objects.select_related("rule")
+        .filter(queue__in=queues)  # an alert of exchanges with no queue: the admin only
+        .order_by("state", "-since")[:100]
+    )
+    event = audit.record("signals.viewed", actor=user, page="index", rows=len(rows))
+    return SignalsIndex(rows, alerts, event.pk)
+
+
+@dataclass(frozen=True)
+class ModelPage:
+    snapshot: str
+    queue: str | None
+    queues: list[str]
+    days: int
+    exchanges: int
+    conversations: int
+    output: dict[str, int | None]
+    reasoning_share: float | None
+    finishes: list[tuple[str, int, float]]
+    latency: dict[str, int | None]
+    cache_read_share: float | None
+    tool_calls_per_turn: float | None
+    tool_calls_p90: int | None
+    price: ModelPrice | None
+    price_per_1000: float | None
+    requested: list[tuple[str, int]]  # aliases asked for that this snapshot answered
+    output_chart: SafeString
+    latency_chart: SafeString
+    finish_chart: SafeString
+    audit_id: int
+
+
+def _price_per_1000(price: ModelPrice | None, s: Sums) -> float | None:
+    if price is None or not s["conversations"]:
+        return None
+    cost = (
+        s["input_tokens"] * float(price.input)
+        + s["cache_read_tokens"] * float(price.cache_read)
+        + s["cache_write_tokens"] * float(price.cache_write)
+        # output tokens as reported include the reasoning: billed as output
+        + s["output_tokens"] * float(price.output)
+    ) / 1_000_000
+    return cost / s["conversations"] * 1000
+
+
+@transaction.atomic
+def model_page_read(
+    *, user: Any, snapshot: str, queue: str | None = None, days: int = 30
+) -> ModelPage:
+    """One served snapshot, in one queue (or all the reader's queues), over ``days``."""
+    queues = _queues(user, queue)
+    since = timezone.now() - timedelta(days=days)
+    groups = rollups_summed(
+        since=since, queues=queues, snapshot=snapshot, group_by=("requested_model",)
+    )
+    if not groups:
+        raise Http404("no such page")
+    total = Sums(
+        {}, {k: 0 for k in groups[0].sums}, {k: [0] * len(v) for k, v in groups[0].arrays.items()}
+    )
+    for g in groups:
+        for k, v in g.sums.items():
+            total.sums[k] += v
+        for k, arr in g.arrays.items():
+            for i, n in enumerate(arr):
+                total.arrays[k][i] += n
+    requested = sorted(
+        ((g.group["requested_model"], g["exchanges"]) for g in groups), key=lambda r: -r[1]
+    )
+    price = (
+        ModelPrice.objects.filter(model__in=[snapshot, *(r for r, _ in requested)])
+        .order_by("-model")  # the snapshot's own price first when both exist
+        .first()
+    )
+    n = total["exchanges"]
+    finishes = [
+        (FINISH_WORDS[name], count, count / n if n else 0.0)
+        for name, count in zip(FINISHES, total.arrays["finishes"], strict=True)
+    ]
+    inputs = total["input_tokens"] + total["cache_read_tokens"] + total["cache_write_tokens"]
+    page = ModelPage(
+        snapshot=snapshot,
+        queue=queue,
+        queues=queues,
+        days=days,
+        exchanges=n,
+        conversations=total["conversations"],
+        output={
+            "p50": total.pct("output_hist", 50),
+            "p90": total.pct("output_hist", 90),
+            "p99": total.pct("output_hist", 99),
+        },
+        reasoning_share=total["reasoning_tokens"] / total["output_tokens"]
+        if total["output_tokens"]
+        else None,
+        finishes=finishes,
+        latency={"p50": total.pct("latency_hist", 50), "p95": total.pct("latency_hist", 95)},
+        cache_read_share=total["cache_read_tokens"] / inputs if inputs else None,
+        tool_calls_per_turn=total["tool_calls"] / n if n else None,
+        tool_calls_p90=total.pct("tool_calls_hist", 90),
+        price=price,
+        price_per_1000=_price_per_1000(price, total),
+        requested=requested,
+        output_chart=charts.histogram(
+            total.arrays["output_hist"], title="Output tokens per exchange", unit="tokens"
+        ),
+        latency_chart=charts.histogram(
+            total.arrays["latency_hist"], title="Latency per exchange", unit="ms"
+        ),
+        finish_chart=charts.bars(
+            [(w, c, f"{c:,} ({s * 100:.1f} %)") for w, c, s in finishes if c],
+            title="Finish reasons",
+        ),
+        audit_id=0,
+    )
+    event = audit.record(
+        "signals.viewed", actor=user, page="model", snapshot=snapshot[:200], queue=queue or ""
+    )
+    return replace(page, audit_id=event.pk)
+
+
+@dataclass(frozen=True)
+class AlertPage:
+    alert: Alert
+    rule: AlertRule
+    value: str
+    threshold: str
+    events: list[tuple[AlertEvent, str]]
+    conversations: list[Conversation]
+    audit_id: int
+
+
+def behind(rule: AlertRule, alert: Alert) -> Q:
+    """The exchanges behind an alert: in its scope and window, meeting its metric's condition."""
+    q = Q(conversation__queue=alert.queue, response_model=alert.snapshot) & (
+        Q(started_at__gte=alert.window_start)
+        | Q(started_at__isnull=True, created_at__gte=alert.window_start)
+    )
+    metric = rule.metric
+    m = AlertRule.Metric
+    condition = {
+        m.TRUNCATION: Q(truncated=True),
+        m.TOOL_CALLS: Q(tool_call_count__gt=rule.threshold),
+        m.REPEATED: Q(repeated_tool_calls__gt=0),
+        m.TOOL_ERRORS: Q(tool_errors__gt=0),
+        m.REFUSALS: Q(refusal=True),
+        m.REWRITES: ~Q(rewrite_kind=""),
+        m.LATENCY: Q(latency_ms__gt=rule.threshold),
+    }[m(metric)]
+    return q & condition
+
+
+@transaction.atomic
+def alert_read(*, user: Any, id: int, limit: int = 50) -> AlertPage:
+    """One alert: its rule, its history, and the conversations behind it that the reader may see
+    (404 for an alert of a queue the reader may not see)."""
+    queues = _queues(user, None)
+    alert = Alert.objects.select_related("rule").filter(pk=id, queue__in=queues).first()
+    if alert is None:
+        raise Http404("no such alert")
+    rule = alert.rule
+    events = [(e, shown(rule.metric, e.value)) for e in alert.events.all()[:50]]
+    ids = (
+        Exchange.objects.filter(behind(rule, alert))
+        .values("conversation_id")
+        .annotate(last=Max("id"))
+        .order_by("-last")
+        .values_list("conversation_id", flat=True)[:limit]
+    )
+    found = {c.pk: c for c in Conversation.objects.filter(pk__in=list(ids), queue__in=queues)}
+    conversations = sorted(found.values(), key=lambda c: c.last_activity_at, reverse=True)
+    event = audit.record(
+        "signals.viewed", actor=user, page="alert", alert=alert.pk, conversations=len(conversations)
+    )
+    return AlertPage(
+        alert,
+        rule,
+        shown(rule.metric, alert.value),
+        shown(rule.metric, rule.threshold),
+        events,
+        conversations,
+        event.pk,
+    )
+
+
+@dataclass(frozen=True)
+class ReadinessPage:
+    report: Readiness
+    chart: SafeString
+    queue: str | None
+    audit_id: int
+
+
+@transaction.atomic
+def readiness_read(
+    *, user: Any, model: str | None = None, queue: str | None = None, since: datetime | None = None
+) -> ReadinessPage:
+    """The readiness report over the reader's queues (or the one asked for)."""
+    queues = _queues(user, queue)
+    report = reasoning_readiness(model=model, queues=queues, since=since)
+    chart = charts.histogram(report.histogram, title="Output tokens per exchange", unit="tokens")
+    event = audit.record(
+        "signals.viewed",
+        actor=user,
+        page="readiness",
+        snapshot=(model or "")[:200],
+        queue=queue or "",
+    )
+    return ReadinessPage(report, chart, queue, event.pk)
+
+
+__all__ = ["alert_read", "model_page_read", "readiness_read", "signals_index_read"]

@@ -1,0 +1,128 @@
+"""History rewrites, classified where ingest detects them (pure, no database).
+
+Ingest matches the history sent against the stored one (``ingest/history.py``). Where they
+differ, this module says how, in one of four kinds, each a prompt-cache miss:
+
+- ``tool_loop_reasoning``: a reasoning block dropped or edited in an assistant turn whose tool
+  loop is still open (its tool calls answered, the customer not yet spoken again). The provider
+  may reject the turn, or the model loses the plan it was following.
+- ``edited``: a block edited, or a message or block dropped, anywhere else.
+- ``reordered``: the same messages (or the same blocks of one message) in another order.
+- ``reserialised``: only the serialisation differs (whitespace, escapes, key order): the same
+  message to the console, not to the provider's cache. Not flagged ``history_rewritten``.
+
+To add a kind: add it to ``KINDS`` (its words for the conversation page, the rollup's column is
+``rewrite_<kind>``), decide it in ``classify`` before the catch-all ``edited``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from ..blocks import Block, BlockClass, Message
+from ..formats.registry import message_blocks
+from ..replay import canonical_sha256
+
+TOOL_LOOP_REASONING = "tool_loop_reasoning"
+EDITED = "edited"
+REORDERED = "reordered"
+RESERIALISED = "reserialised"
+
+# The words the conversation page shows for each kind.
+KINDS = {
+    TOOL_LOOP_REASONING: (
+        "reasoning was dropped or edited inside an open tool loop: the provider may reject the "
+        "turn, or the model may lose its plan"
+    ),
+    EDITED: "a block was edited or dropped: the prompt cache was missed from there on",
+    REORDERED: "messages or blocks were sent in another order: the prompt cache was missed",
+    RESERIALISED: (
+        "the history was only re-serialised (same content, other bytes): "
+        "the prompt cache was missed"
+    ),
+}
+
+
+def words(kind: str) -> str:
+    return KINDS.get(kind, "")
+
+
+def _key(b: Block) -> tuple[Any, ...]:
+    if b.cls in (BlockClass.NEVER, BlockClass.UNKNOWN):
+        return (b.cls, b.type, b.redacted)
+    return (
+        b.cls,
+        b.type,
+        b.text,
+        b.tool_name,
+        b.call_id,
+        json.dumps(b.input, sort_keys=True, default=str),
+        json.dumps(b.output, sort_keys=True, default=str),
+        b.is_error,
+        b.status,
+    )
+
+
+def _visible_user_turn(m: Message) -> bool:
+    """A message in which the customer spoke (not only tool results)."""
+    return m.role == "user" and any(b.cls is BlockClass.VISIBLE for b in m.blocks)
+
+
+def _calls_tools(blocks: Sequence[Block]) -> bool:
+    return any(b.cls is BlockClass.AUDIT and b.tool_name is not None for b in blocks)
+
+
+def _loop_open(
+    stored: Sequence[tuple[str, tuple[Block, ...]]], i: int, sent_after: Sequence[Message]
+) -> bool:
+    """Stored message ``i`` is an assistant turn (or the reasoning item opening one) that called
+    tools, and the customer has not spoken since."""
+    role, blocks = stored[i]
+    if role != "assistant":
+        return False
+    calls = _calls_tools(blocks)
+    j = i + 1
+    while not calls and j < len(stored) and stored[j][0] == "assistant":
+        calls = _calls_tools(stored[j][1])
+        j += 1
+    return calls and not any(_visible_user_turn(m) for m in sent_after)
+
+
+def _only_reasoning(blocks: Sequence[Block]) -> bool:
+    return bool(blocks) and all(b.cls is BlockClass.NEVER for b in blocks)
+
+
+def classify(fmt: str, sent: Sequence[Message], stored_raw: Sequence[tuple[str, str]]) -> str:
+    """How the history sent from the first differing position (``sent``) differs from the messages
+    stored there (``stored_raw``: role and raw text, in order)."""
+    stored = [(role, message_blocks(fmt, raw)) for role, raw in stored_raw]
+    stored_hashes = [canonical_sha256(raw, fmt) for _, raw in stored_raw]
+    sent_hashes = [canonical_sha256(m.raw, fmt) for m in sent]
+    if not stored:
+        return EDITED
+    # The same messages in another order.
+    window = sent_hashes[: len(stored_hashes)]
+    if len(window) == len(stored_hashes) and sorted(window) == sorted(stored_hashes):
+        return REORDERED
+    # A whole message dropped: the next stored one is sent in its place.
+    if len(stored) > 1 and sent_hashes[:1] == stored_hashes[1:2]:
+        if _only_reasoning(stored[0][1]) and _loop_open(stored, 0, sent[1:]):
+            return TOOL_LOOP_REASONING
+        return EDITED
+    if not sent:
+        return EDITED
+    first, (_, old) = sent[0], stored[0]
+    new_keys = [_key(b) for b in first.blocks]
+    old_keys = [_key(b) for b in old]
+    if new_keys != old_keys and sorted(map(repr, new_keys)) == sorted(map(repr, old_keys)):
+        return REORDERED
+    visible_new = [
+        k for k, b in zip(new_keys, first.blocks, strict=True) if b.cls is not BlockClass.NEVER
+    ]
+    visible_old = [k for k, b in zip(old_keys, old, strict=True) if b.cls is not BlockClass.NEVER]
+    # Only the reasoning differs (fewer blocks, or the same blocks with other bytes).
+    if visible_new == visible_old and _loop_open(stored, 0, sent[1:]):
+        return TOOL_LOOP_REASONING
+    return EDITED

@@ -1,0 +1,28 @@
+"""The console tests' small world (roles, users, two queues with planted markers), reused; and
+the two rules the data migration ships, restored when a transactional test's flush (another
+test's, in this process) has emptied the table."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+import pytest
+
+from tests.console.conftest import world
+
+__all__ = ["shipped_rules", "world"]
+
+
+@pytest.fixture(autouse=True)
+def shipped_rules(request: Any) -> None:
+    if "db" not in request.fixturenames and "transactional_db" not in request.fixturenames:
+        marker = request.node.get_closest_marker("django_db")
+        if marker is None:
+            return
+        request.getfixturevalue("db")
+    from conversations.signals.models import AlertRule
+
+    shipped = importlib.import_module("conversations.migrations.0014_signals_default_rules")
+    for rule in shipped.RULES:
+        AlertRule.objects.get_or_create(name=rule["name"], defaults=rule)
