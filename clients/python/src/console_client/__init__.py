@@ -82,6 +82,8 @@ def console(
     backoff: float = 0.25,
     backoff_max: float = 30.0,
     exit_timeout: float = 2.0,
+    live: bool = False,
+    live_queue_size: int = 10_000,
 ) -> Console:
     """The ``Console`` for ``url`` and ``token``: made on first use, the same one afterwards
     (its options are those of the first call)."""
@@ -101,6 +103,8 @@ def console(
                 backoff=backoff,
                 backoff_max=backoff_max,
                 exit_timeout=exit_timeout,
+                live=live,
+                live_queue_size=live_queue_size,
             )
             found = _consoles[key] = Console(key[0], key[1], options)
         return found
@@ -115,7 +119,9 @@ def instrument(client: C, *, url: str, token: str, **options: Any) -> C:
     ``options`` are those of ``console()``: ``spool_dir`` (default
     ``~/.cache/console-client/<hash of url>``), ``timeout`` and ``connect_timeout`` (seconds, per
     post), ``queue_size``, ``spool_max_files``, ``spool_max_bytes``, ``max_attempts``,
-    ``retries_before_spool``, ``backoff``, ``backoff_max``, ``exit_timeout``.
+    ``retries_before_spool``, ``backoff``, ``backoff_max``, ``exit_timeout``; ``live=True``
+    forwards each streamed response chunk by chunk as it arrives (``POST /api/v1/live/chunks``,
+    best effort, ``live_queue_size`` chunks queued at most), so the console shows it live.
     """
     http_client = client if library_of(client) is not None else getattr(client, "_client", None)
     lib = library_of(http_client)

@@ -63,6 +63,9 @@ class Capture:
     chunks: list[bytes] = field(default_factory=list)
     ended: bool = False  # the body was read to its end
     finished: bool = False  # closed: nothing more will arrive
+    live: bool = False  # its chunks are forwarded as they arrive (_forward.py)
+    live_seq: int = 0  # chunks forwarded so far: the next one's seq
+    live_mark: int = 0  # the forwarder's number of its last chunk (the exchange waits for it)
     latency_ms: int = 0
 
     def arrived(self, response: Any) -> None:
@@ -121,6 +124,8 @@ class Capture:
         }
         if cancelled:
             body["cancelled"] = True
+        if self.live_seq:
+            body["live_exchange"] = self.key  # the console closes the live stream
         if self.conversation.labels:
             body["labels"] = dict(self.conversation.labels)
         return json.dumps(body, ensure_ascii=False).encode("utf-8")

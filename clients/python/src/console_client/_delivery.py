@@ -39,6 +39,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ._capture import Capture, Unsendable
+from ._forward import Forwarder
 from ._spool import Entry, Spool
 from ._wire import Wire
 
@@ -56,7 +57,9 @@ class Counters:
     spool full, or refused with a 5xx ``max_attempts`` times); rejected: refused by the console
     with a 4xx (nothing stored); uncaptured: provider calls made outside ``conversation()``;
     cancelled: streams closed or broken before their end (posted with what arrived); skipped:
-    calls not posted (the provider answered an error, a body that is not UTF-8).
+    calls not posted (the provider answered an error, a body that is not UTF-8); live_sent and
+    live_dropped: stream chunks forwarded live (``live=True``) and accepted, or lost (best
+    effort: a full queue, the console down or refusing).
     """
 
     captured: int = 0
@@ -68,6 +71,8 @@ class Counters:
     uncaptured: int = 0
     cancelled: int = 0
     skipped: int = 0
+    live_sent: int = 0
+    live_dropped: int = 0
 
     def as_dict(self) -> dict[str, int]:
         return asdict(self)
@@ -93,6 +98,8 @@ class Options:
     backoff: float = 0.25
     backoff_max: float = 30.0
     exit_timeout: float = 2.0
+    live: bool = False  # forward streams chunk by chunk as they arrive (_forward.py)
+    live_queue_size: int = 10_000
 
 
 def default_spool_dir(url: str) -> Path:
@@ -130,6 +137,7 @@ class Console:
         self._failures = 0  # consecutive failed posts: the backoff exponent
         self._retry_at = 0.0  # no post before this (time.monotonic)
         self._http: Wire | None = None
+        self._forwarder: Forwarder | None = None
         self._thread = threading.Thread(
             target=self._run, name="console-client-delivery", daemon=True
         )
@@ -170,6 +178,33 @@ class Console:
             self._counts["skipped"] += 1
         log.info("console_client: a provider call is not posted: %s", why)
 
+    def live_chunk(self, capture: Capture, data: bytes) -> None:
+        """Forward one chunk of a live stream (never blocks, never raises)."""
+        forwarder = self._forwarder
+        if forwarder is None:
+            with self._cond:
+                if self._closed:
+                    return
+                if self._forwarder is None:
+                    self._forwarder = Forwarder(
+                        self.url,
+                        self.token,
+                        timeout=self.options.timeout,
+                        connect_timeout=self.options.connect_timeout,
+                        queue_size=self.options.live_queue_size,
+                        count=self._count,
+                    )
+                forwarder = self._forwarder
+        forwarder.chunk(capture, data)
+
+    def live_done(self, capture: Capture) -> None:
+        if self._forwarder is not None:
+            self._forwarder.done(capture)
+
+    def _count(self, name: str) -> None:
+        with self._cond:
+            self._counts[name] += 1
+
     # --- Callers' controls ---------------------------------------------------------------
 
     def counters(self) -> Counters:
@@ -208,6 +243,8 @@ class Console:
                 self._spool.close()
         if self._http is not None:
             self._http.close()
+        if self._forwarder is not None:
+            self._forwarder.close(timeout)
         return done
 
     def _idle(self) -> bool:
@@ -293,6 +330,12 @@ class Console:
     def _post_queue_head(self) -> None:
         with self._cond:
             capture = self._queue.popleft()
+        forwarder = self._forwarder
+        if capture.live_seq and forwarder is not None:
+            # Its live chunks first: the exchange closes the live stream on the console, and a
+            # chunk arriving after it would never be shown. Bounded: a slow console delays the
+            # record by one timeout at most.
+            forwarder.wait(capture.live_mark, self.options.timeout)
         entry = self._entry(capture)
         if entry is None:
             return

@@ -8,8 +8,8 @@ but distinct base classes, and an SDK accepts only its own library's.
 Nothing here may raise into the chat path. Every step of ours is guarded; the inner transport's
 own exceptions (the provider unreachable, a read error) pass through unchanged, as without us.
 
-Live forwarding (DESIGN section 10, ``POST /api/v1/live/chunks``) will hook in at ``_tee`` /
-``_atee``: each chunk handed to a forwarder as it arrives, under the capture's ``key``.
+Live forwarding (``live=True``, ``_forward.py``) hooks in at ``_tee`` / ``_atee``: each chunk of
+a stream is handed to the console's forwarder as it arrives, under the capture's ``key``.
 """
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ def _plan(request: Any, console: Console, lib: ModuleType) -> Capture | None:
 def _finish(capture: Capture, console: Console) -> None:
     try:
         if capture.finish():
+            if capture.live:
+                console.live_done(capture)
             console.submit(capture)
     except Exception:
         log.exception("console_client: could not queue an exchange")
@@ -58,6 +60,8 @@ def _tee(inner: Any, capture: Capture, console: Console) -> Iterator[bytes]:
     try:
         for chunk in inner:
             capture.chunks.append(chunk)
+            if capture.live:
+                console.live_chunk(capture, chunk)
             yield chunk
         capture.ended = True
     finally:
@@ -69,6 +73,8 @@ async def _atee(inner: Any, capture: Capture, console: Console) -> AsyncIterator
     try:
         async for chunk in inner:
             capture.chunks.append(chunk)
+            if capture.live:
+                console.live_chunk(capture, chunk)
             yield chunk
         capture.ended = True
     finally:
@@ -118,6 +124,11 @@ def classes(lib: ModuleType) -> tuple[type, type]:
                 # A provider error is the SDK's to raise; the console takes only exchanges.
                 console.skipped(f"the provider answered {capture.status}")
                 return response
+            encoding = capture.content_encoding.strip().lower()
+            # Only SSE text as it is on the wire can be forwarded (not gzip'd bytes).
+            capture.live = (
+                console.options.live and capture.streamed and encoding in ("", "identity")
+            )
             response.stream = stream(response.stream, capture, console)
         except Exception:
             log.exception("console_client: could not capture a response; passing it on")
