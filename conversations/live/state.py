@@ -132,6 +132,22 @@ def publish(conversation_id: int, h: str, events: Iterable[Event]) -> list[Event
     return out
 
 
+def forget(conversation_id: int) -> int:
+    """Everything Redis holds of a conversation's live streams, gone: its open exchanges'
+    states, its event log and counter, its place in "Live now". The erase path calls it: the
+    held text was unreadable once the data key went, but the log of redacted visible text would
+    otherwise linger until it expires. Returns the keys removed."""
+    r = client()
+    opened: Any = r.smembers(key("open", conversation_id))
+    names = [key("x", h.decode() if isinstance(h, bytes) else h) for h in opened]
+    names += [key("open", conversation_id), key("log", conversation_id), key("n", conversation_id)]
+    with r.pipeline(transaction=True) as p:
+        p.delete(*names)
+        p.zrem(key("now"), str(conversation_id))
+        removed: Any = p.execute()[0]
+    return int(removed)
+
+
 def events_after(conversation_id: int, last_id: int) -> list[Event]:
     """The kept events of a conversation with an id above ``last_id`` (a reconnect)."""
     out = []

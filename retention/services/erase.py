@@ -16,6 +16,7 @@ from __future__ import annotations
 from django.db import transaction
 
 from conversations.keystore.keys import data_key_destroy
+from conversations.live import state as live_state
 from conversations.models import Conversation
 
 from .. import registry
@@ -67,4 +68,7 @@ def conversation_erase(
             if conversation is not None:
                 request.conversations_erased += 1
             request.save(update_fields=["counts", "conversations_erased"])
+    # What Redis holds of its live streams goes too (after the rows: an erase that fails here
+    # is retried, and forgetting is idempotent).
+    live_state.forget(conversation_id)
     return counts, external_id
