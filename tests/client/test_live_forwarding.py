@@ -25,6 +25,19 @@ from .test_delivery import FAST, pick
 pytestmark = pytest.mark.slow
 
 
+def _instrument(
+    provider: FakeProvider, console: ConsoleServer, token: str, spool: Path, **options: Any
+) -> Any:
+    return console_client.instrument(
+        anthropic.Anthropic(base_url=provider.url, **COMMON),
+        url=console.url,
+        token=token,
+        spool_dir=spool,
+        **FAST,
+        **options,
+    )
+
+
 def _streamed_call(client: Any, model: str) -> None:
     with client.messages.stream(
         model=model, max_tokens=512, messages=[{"role": "user", "content": "Where is my order?"}]
@@ -39,14 +52,7 @@ def test_a_live_stream_reaches_the_console_chunk_by_chunk_before_its_exchange(
     served = pick("anthropic-clear-thinking")
     provider.route(served.model, served.reply(chunk=61))
     chunks = -(-len(served.body) // 61)
-    client = console_client.instrument(
-        anthropic.Anthropic(base_url=provider.url, **COMMON),
-        url=live_console.url,
-        token=token,
-        spool_dir=tmp_path,
-        live=True,
-        **FAST,
-    )
+    client = _instrument(provider, live_console, token, tmp_path, live=True)
     try:
         with console_client.conversation("conv-live", customer="cus-live"):
             _streamed_call(client, served.model)  # the first: the console has no conversation yet
@@ -80,13 +86,7 @@ def test_live_is_off_by_default_and_skips_a_gzipped_stream(
 ) -> None:
     served = pick("anthropic-clear-thinking")
     provider.route(served.model, served.reply(chunk=61))
-    plain = console_client.instrument(
-        anthropic.Anthropic(base_url=provider.url, **COMMON),
-        url=live_console.url,
-        token=token,
-        spool_dir=tmp_path,
-        **FAST,
-    )
+    plain = _instrument(provider, live_console, token, tmp_path)
     try:
         with console_client.conversation("conv-not-live", customer="cus-live"):
             _streamed_call(plain, served.model)
@@ -98,14 +98,7 @@ def test_live_is_off_by_default_and_skips_a_gzipped_stream(
     console_client.shutdown(timeout=5)
 
     provider.route(served.model, served.reply(chunk=61, gzip=True))
-    zipped = console_client.instrument(
-        anthropic.Anthropic(base_url=provider.url, **COMMON),
-        url=live_console.url,
-        token=token,
-        spool_dir=tmp_path,
-        live=True,
-        **FAST,
-    )
+    zipped = _instrument(provider, live_console, token, tmp_path, live=True)
     try:
         with console_client.conversation("conv-not-live", customer="cus-live"):
             _streamed_call(zipped, served.model)

@@ -73,3 +73,24 @@ def store(
     status, result = conversation_ingest_exchange(data=exchange_input(body))
     assert status == 201, result
     return result
+
+
+SNAPSHOT = "claude-sonnet-4-5-20250929"
+
+
+def sonnet_price() -> None:
+    """The price table's row for ``SNAPSHOT`` (dollars per million tokens of each kind)."""
+    from decimal import Decimal
+
+    from conversations.signals.alerts import model_price_save
+    from conversations.signals.models import ModelPrice
+
+    model_price_save(
+        price=ModelPrice(
+            model=SNAPSHOT,
+            input=Decimal(3),
+            cache_read=Decimal("0.3"),
+            cache_write=Decimal("3.75"),
+            output=Decimal(15),
+        )
+    )

@@ -6,19 +6,17 @@ from __future__ import annotations
 
 import os
 import tempfile
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conversations.signals.alerts import model_price_save, signals_tick
-from conversations.signals.models import Alert, ModelPrice
+from conversations.signals.alerts import signals_tick
+from conversations.signals.models import Alert
 from tests.console import test_browser as tb
-from tests.signals.helpers import store, text, thinking, user
+from tests.signals.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
 
 pytestmark = pytest.mark.slow
-SNAPSHOT = "claude-sonnet-4-5-20250929"
 MARKER = "MARKER-REASONING-SIGNALS-5c1e"
 SHOTS = Path(os.environ.get("SIGNALS_SCREENSHOTS", tempfile.gettempdir())) / "signals-screenshots"
 
@@ -43,15 +41,7 @@ def _seed() -> int:
             reasoning=990,
             latency=9000,
         )
-    model_price_save(
-        price=ModelPrice(
-            model=SNAPSHOT,
-            input=Decimal(3),
-            cache_read=Decimal("0.3"),
-            cache_write=Decimal("3.75"),
-            output=Decimal(15),
-        )
-    )
+    sonnet_price()
     assert signals_tick().fired == 1
     return Alert.objects.get().pk
 

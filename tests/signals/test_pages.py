@@ -3,20 +3,18 @@ reasoning anywhere; the crawl reaches them."""
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from audit.models import AuditEvent
-from conversations.signals.alerts import model_price_save, signals_tick
-from conversations.signals.models import Alert, AlertRule, ModelPrice
+from conversations.signals.alerts import signals_tick
+from conversations.signals.models import Alert, AlertRule
 from tests.console.conftest import World, client_for
 from tests.console.test_crawl import MARKERS, crawl
-from tests.signals.helpers import store, text, thinking, user
+from tests.signals.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
 
 pytestmark = pytest.mark.django_db(databases="__all__")
-SNAPSHOT = "claude-sonnet-4-5-20250929"
 
 
 def seed() -> None:
@@ -38,15 +36,7 @@ def seed() -> None:
             output=1024,
             reasoning=1000,
         )
-    model_price_save(
-        price=ModelPrice(
-            model=SNAPSHOT,
-            input=Decimal(3),
-            cache_read=Decimal("0.3"),
-            cache_write=Decimal("3.75"),
-            output=Decimal(15),
-        )
-    )
+    sonnet_price()
 
 
 def test_model_page_shows_the_numbers_and_is_audited(client: Any, world: World) -> None:
