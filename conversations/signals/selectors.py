@@ -47,26 +47,16 @@ def rollups_summed(
 ) -> list[Sums]:
     """The rollups matching the filters, summed per group (``group_by`` of ``_GROUPS``)."""
     assert set(group_by) <= _GROUPS
-    where: list[str] = ["true"]
-    params: list[Any] = []
-    if since is not None:
-        where.append("hour >= %s")
-        params.append(since)
-    if until is not None:
-        where.append("hour < %s")
-        params.append(until)
-    if queue is not None:
-        where.append("queue = %s")
-        params.append(queue)
-    if queues is not None:
-        where.append("queue = ANY(%s)")
-        params.append(queues)
-    if snapshot is not None:
-        where.append("served_model = %s")
-        params.append(snapshot)
-    if requested is not None:
-        where.append("requested_model = %s")
-        params.append(requested)
+    filters: tuple[tuple[str, Any], ...] = (
+        ("hour >= %s", since),
+        ("hour < %s", until),
+        ("queue = %s", queue),
+        ("queue = ANY(%s)", queues),
+        ("served_model = %s", snapshot),
+        ("requested_model = %s", requested),
+    )
+    where = ["true", *(condition for condition, value in filters if value is not None)]
+    params = [value for _, value in filters if value is not None]
     where_sql = " AND ".join(where)
     keys = ", ".join(group_by)
     # Two statements: the counts summed per group, then the histograms, element by element

@@ -43,6 +43,21 @@ def eventually(what: str, condition: Callable[[], bool]) -> None:
         time.sleep(0.05)
 
 
+def instrumented(
+    provider: FakeProvider, url: str, token: str, spool: Path, **options: Any
+) -> anthropic.Anthropic:
+    """An Anthropic client on the fake provider, instrumented for the console at ``url`` with
+    the fast retry settings."""
+    return console_client.instrument(
+        anthropic.Anthropic(base_url=provider.url, **COMMON),
+        url=url,
+        token=token,
+        spool_dir=spool,
+        **FAST,
+        **options,
+    )
+
+
 def spooled_bodies(spool: Path) -> list[dict[str, Any]]:
     out = []
     for path in sorted(spool.rglob("*.exchange")):
@@ -62,13 +77,7 @@ def anthropic_turns(
 ) -> list[bytes]:
     """A conversation of several turns: each request carries the earlier turns (the assistant's
     as the console's parser reads the answer). Returns the request bytes the fake received."""
-    client = console_client.instrument(
-        anthropic.Anthropic(base_url=provider.url, **COMMON),
-        url=url,
-        token=token,
-        spool_dir=spool,
-        **FAST,
-    )
+    client = instrumented(provider, url, token, spool)
     messages: list[Any] = []
     requests = []
     try:
@@ -302,13 +311,7 @@ def test_a_stream_cancelled_mid_way_is_stored_as_received_and_flagged(
     # The first chunk holds message_start whole, and no more than that.
     first_event = served.body.index(b"\n\n") + 2
     provider.route(served.model, served.reply(chunk=first_event, gate=gate, gate_after=1))
-    client = console_client.instrument(
-        anthropic.Anthropic(base_url=provider.url, **COMMON),
-        url=live_console.url,
-        token=token,
-        spool_dir=tmp_path,
-        **FAST,
-    )
+    client = instrumented(provider, live_console.url, token, tmp_path)
     try:
         with (
             console_client.conversation("conv-cancelled", customer="cus-c"),
@@ -343,13 +346,7 @@ def test_a_stream_closed_after_its_last_event_is_stored(
     served = pick("anthropic-clear-thinking")
     hold = threading.Event()
     provider.route(served.model, served.reply(hold_end=hold))
-    client = console_client.instrument(
-        anthropic.Anthropic(base_url=provider.url, **COMMON),
-        url=live_console.url,
-        token=token,
-        spool_dir=tmp_path,
-        **FAST,
-    )
+    client = instrumented(provider, live_console.url, token, tmp_path)
     try:
         with (
             console_client.conversation("conv-closed", customer="cus-c"),

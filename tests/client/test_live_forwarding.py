@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import anthropic
 import console_client
 import pytest
 
@@ -17,25 +16,11 @@ from conversations import formats
 from conversations.models import Exchange, Message
 from tests.conftest import raw_of
 
-from .calls import COMMON
 from .conftest import ConsoleServer
 from .provider import FakeProvider
-from .test_delivery import FAST, pick
+from .test_delivery import instrumented, pick
 
 pytestmark = pytest.mark.slow
-
-
-def _instrument(
-    provider: FakeProvider, console: ConsoleServer, token: str, spool: Path, **options: Any
-) -> Any:
-    return console_client.instrument(
-        anthropic.Anthropic(base_url=provider.url, **COMMON),
-        url=console.url,
-        token=token,
-        spool_dir=spool,
-        **FAST,
-        **options,
-    )
 
 
 def _streamed_call(client: Any, model: str) -> None:
@@ -52,7 +37,7 @@ def test_a_live_stream_reaches_the_console_chunk_by_chunk_before_its_exchange(
     served = pick("anthropic-clear-thinking")
     provider.route(served.model, served.reply(chunk=61))
     chunks = -(-len(served.body) // 61)
-    client = _instrument(provider, live_console, token, tmp_path, live=True)
+    client = instrumented(provider, live_console.url, token, tmp_path, live=True)
     try:
         with console_client.conversation("conv-live", customer="cus-live"):
             _streamed_call(client, served.model)  # the first: the console has no conversation yet
@@ -86,7 +71,7 @@ def test_live_is_off_by_default_and_skips_a_gzipped_stream(
 ) -> None:
     served = pick("anthropic-clear-thinking")
     provider.route(served.model, served.reply(chunk=61))
-    plain = _instrument(provider, live_console, token, tmp_path)
+    plain = instrumented(provider, live_console.url, token, tmp_path)
     try:
         with console_client.conversation("conv-not-live", customer="cus-live"):
             _streamed_call(plain, served.model)
@@ -98,7 +83,7 @@ def test_live_is_off_by_default_and_skips_a_gzipped_stream(
     console_client.shutdown(timeout=5)
 
     provider.route(served.model, served.reply(chunk=61, gzip=True))
-    zipped = _instrument(provider, live_console, token, tmp_path, live=True)
+    zipped = instrumented(provider, live_console.url, token, tmp_path, live=True)
     try:
         with console_client.conversation("conv-not-live", customer="cus-live"):
             _streamed_call(zipped, served.model)
