@@ -118,6 +118,14 @@ TEMPLATES = [
             ],
         },
     },
+    {
+        # The long pages' repeated parts (console/jinja.py), placed by {% jinja %}.
+        "NAME": "jinja2",
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "console.jinja.environment"},
+    },
 ]
 
 DATABASES = {

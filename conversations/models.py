@@ -230,6 +230,10 @@ class Message(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
+    # Not stored: the message's blocks in position order, set by the conversation page's
+    # selector (selectors.conversation_page) for the timeline.
+    page_blocks: Sequence[Any] = ()
+
     class Meta:
         constraints = [
             models.UniqueConstraint(

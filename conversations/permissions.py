@@ -76,11 +76,17 @@ def visible_queues(user: Any) -> QuerySet[Queue]:
     return get_objects_for_user(user, SEE_QUEUE, klass=Queue, accept_global_perms=False)
 
 
-def visible_conversations(user: Any) -> QuerySet[Conversation]:
+def visible_conversations(user: Any, *, queues: list[str] | None = None) -> QuerySet[Conversation]:
+    """The conversations the user may see. ``queues``: the names of ``visible_queues(user)``,
+    when the caller has read them already in this transaction: a list of names in the query
+    instead of the grants' subquery, which a page of several queries would build and plan again
+    for each (the list page: a fifth of its time)."""
     if not can_read_conversations(user):
         return Conversation.objects.none()
     if is_console_admin(user):
         return Conversation.objects.all()
+    if queues is not None:
+        return Conversation.objects.filter(queue__in=queues)
     return Conversation.objects.filter(queue__in=visible_queues(user).values("name"))
 
 

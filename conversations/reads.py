@@ -117,11 +117,10 @@ def conversation_list_read(
     ``match`` forces what it is taken as). A conversation id, or a ticket only one conversation
     carries, comes back as ``go_to`` with no list read; anything else narrows the list."""
     require_reader(user)
-    visible = visible_conversations(user)
     found = None
     query = filters.q
     if filters.q:
-        found = resolve(visible, filters.q, match=match)
+        found = resolve(visible_conversations(user), filters.q, match=match)
         if found.conversation is not None:
             event = audit.record(
                 "conversation.searched",
@@ -134,6 +133,9 @@ def conversation_list_read(
             )
             return ConversationList([], None, event.pk, found=found, go_to=found.conversation)
         filters = narrowed(filters, found, filters.q)
+    # The list's queries name the queues rather than repeat the grants' subquery.
+    queues = list(visible_queues(user).order_by("name").values_list("name", flat=True))
+    visible = visible_conversations(user, queues=queues)
     rows, cursor = conversation_list(visible, filters, limit=limit)
     if filters.before:
         newer, older = cursor, (conversation_cursor(rows[-1]) if rows else None)
@@ -148,7 +150,6 @@ def conversation_list_read(
         total = len(rows) if not paged and older is None else None
     awaiting = visible.filter(status=ESCALATED).order_by()[: COUNT_CAP + 1].count()
     extras = conversation_row_extras([r.pk for r in rows])
-    queues = list(visible_queues(user).order_by("name").values_list("name", flat=True))
     if query:
         event = audit.record(
             "conversation.searched",

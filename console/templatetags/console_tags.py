@@ -1,11 +1,13 @@
-"""Template filters of the console's pages: Markdown, durations, audit details."""
+"""Template filters of the console's pages: Markdown, durations, audit details; the ``jinja``
+tag, which places a part rendered by the Jinja2 engine (``console/jinja.py``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import template
-from django.utils.safestring import SafeString
+from django.template import engines
+from django.utils.safestring import SafeString, mark_safe
 
 from audit.readable import details_pairs as _details_pairs
 from audit.registry import EVENT_TYPES
@@ -64,3 +66,13 @@ def event_description(code: str) -> str:
 @register.filter
 def get_item(mapping: Any, key: Any) -> Any:
     return mapping.get(key) if hasattr(mapping, "get") else None
+
+
+@register.simple_tag(takes_context=True)
+def jinja(context: template.Context, name: str) -> SafeString:
+    """The Jinja2 template ``name`` (``templates/jinja2/``) rendered with this page's context:
+    a page's long repeated part (``console/jinja.py`` says why)."""
+    part = engines["jinja2"].get_template(name)
+    values: dict[str, Any] = {str(k): v for k, v in context.flatten().items()}
+    # Autoescaped by Jinja2 itself: what it returns is HTML.
+    return mark_safe(part.render(values, request=context.get("request")))  # noqa: S308

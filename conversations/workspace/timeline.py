@@ -15,7 +15,7 @@ fetched (no query here).
 
 To show something new: compute it here from the rows (add to the selector if it needs a column
 the page does not fetch yet, and re-pin the page's query count), and render it in
-``templates/console/_turn.html``.
+``templates/jinja2/console/_turn.html``.
 """
 
 from __future__ import annotations
@@ -267,7 +267,7 @@ def build_timeline(page: Any) -> Timeline:
     for message in page.messages:
         role = ROLES.get(message.role, message.role)
         parts: list[Part] = []
-        for block in message.blocks.all():
+        for block in message.page_blocks:
             if block.block_class == "visible":
                 parts.append(Part("text", block.text, markdown=role == "assistant"))
             elif block.block_class != "audit":
