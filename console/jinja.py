@@ -23,9 +23,10 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
+from django.conf import settings
 from django.template import defaultfilters
 from django.templatetags.static import static
-from django.urls import reverse
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import dateformat, timezone
 from jinja2 import ChainableUndefined, Environment
 
@@ -91,7 +92,14 @@ def pluralize(value: Any, suffix: str = "s") -> str:
 
 
 def url(name: str, *args: Any) -> str:
-    return reverse(name, args=args)
+    """``reverse(name, args=args)``: the rows of a page reverse the same few patterns fifty or a
+    hundred times, so each answer is kept (per script prefix and URLconf, as Django resolves)."""
+    return _reverse(get_script_prefix(), get_urlconf() or settings.ROOT_URLCONF, name, args)
+
+
+@lru_cache(maxsize=8192)
+def _reverse(prefix: str, urlconf: str, name: str, args: tuple[Any, ...]) -> str:
+    return reverse(name, urlconf=urlconf, args=args)
 
 
 def environment(**options: Any) -> Environment:

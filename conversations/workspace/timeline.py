@@ -313,15 +313,16 @@ def build_timeline(page: Any) -> Timeline:
 def _place_exchanges(turns: list[Turn], exchanges: Iterable[Any]) -> None:
     """Each exchange's summary beside the turn it produced; an exchange that produced no turn
     (an empty or broken answer) gets a row of its own after the turns of its request."""
+    exchanges = list(exchanges)
+    by_id = {e.pk: e for e in exchanges}
     placed: set[int] = set()
     for turn in turns:
         _, exchange_id, from_response = turn._group
         if from_response and turn.role != "exchange" and exchange_id not in placed:
-            for e in exchanges:
-                if e.pk == exchange_id:
-                    turn.exchange = exchange_summary(e)
-                    placed.add(e.pk)
-                    break
+            e = by_id.get(exchange_id)
+            if e is not None:
+                turn.exchange = exchange_summary(e)
+                placed.add(e.pk)
     for e in exchanges:
         if e.pk in placed:
             continue

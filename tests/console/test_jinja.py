@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from django.template import engines
+from django.urls import get_script_prefix, set_script_prefix
 from django.utils import timezone
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -67,3 +68,14 @@ def test_text_is_escaped_and_safe_markup_is_not() -> None:
     part = engines["jinja2"].from_string("{{ text }} {{ answer|markdown }}")
     html = part.render({"text": "<b>&", "answer": "**bold** <script>"})
     assert html.startswith("&lt;b&gt;&amp; <p><strong>bold</strong> &lt;script&gt;")
+
+
+def test_url_follows_the_script_prefix() -> None:
+    old = get_script_prefix()
+    try:
+        assert jinja.url("conversation-detail", 7) == "/conversations/7/"
+        set_script_prefix("/console/")
+        assert jinja.url("conversation-detail", 7) == "/console/conversations/7/"
+        assert jinja.url("conversation-call", 7, "3-1") == "/console/conversations/7/calls/3-1/"
+    finally:
+        set_script_prefix(old)
