@@ -11,6 +11,10 @@
   access checks, read services, selectors, template and transaction; no audit row. What the
   audited pages cost on top of these is the price of the audit log on the request path, and the
   twin follows every change to the pages by construction.
+- ``GET /bench/floor/`` (``bench/console.py``): the least any audited console page does, with
+  none of a page's own reads: the login check (session, user), the reader check (the user's
+  groups), one audit row in its own transaction, and ``base.html`` rendered. What a page costs
+  above it is the page's own; what it costs against a page's SQL is the floor of ``page/SQL``.
 """
 
 from __future__ import annotations
@@ -18,14 +22,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from django.db import connection
+from django.contrib.auth.decorators import login_required
+from django.db import connection, transaction
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.urls import include, path
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 
 import audit
 from console import views
+from conversations.permissions import require_reader
 
 RAW_TABLE = "bench_raw"
 
@@ -70,7 +77,17 @@ def unaudited_conversation(request: HttpRequest, pk: int) -> HttpResponse:
         return views.conversation_detail(request, pk)
 
 
+@login_required
+@require_GET
+def floor(request: HttpRequest) -> HttpResponse:
+    require_reader(request.user)
+    with transaction.atomic():
+        audit.record("conversation.listed", actor=request.user, filters=[], results=0, page="list")
+    return render(request, "base.html", {})
+
+
 urlpatterns = [
+    path("bench/floor/", floor, name="bench-floor"),
     path("bench/raw", raw_insert, name="bench-raw"),
     path("bench/unaudited/", unaudited_home, name="bench-unaudited-home"),
     path(
