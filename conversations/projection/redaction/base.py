@@ -81,3 +81,8 @@ def register(detector: Detector) -> None:
 
 def has_digit(scan: Scan) -> bool:
     return scan.has_digit
+
+
+def has_runs(scan: Scan) -> bool:
+    """Whether the text has a digit run (``NUM_RUN``): what cards, phones and SSNs start from."""
+    return scan.has_digit and bool(scan.runs)

@@ -80,13 +80,14 @@ class _NationalShape:
     prefix: str  # the national (trunk) prefix: "1" in the US, "0" in most of Europe
     pattern: re.Pattern[str] | None  # what a national significant number looks like
     plain_prefix: bool  # the prefix is stripped as is (no carrier codes, no transform rule)
+    shortest: int  # the fewest digits of a national number (7 when the region has none)
 
 
 @lru_cache(maxsize=64)
 def _national_shape(region: str) -> _NationalShape:
     metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
     if metadata is None or metadata.general_desc is None:
-        return _NationalShape(0, frozenset(), "", None, False)
+        return _NationalShape(0, frozenset(), "", None, False, 7)
     lengths = set(metadata.general_desc.possible_length)
     prefix = metadata.national_prefix or ""
     if prefix:
@@ -101,6 +102,7 @@ def _national_shape(region: str) -> _NationalShape:
         prefix,
         re.compile(source) if source else None,
         plain,
+        min(lengths, default=7),
     )
 
 
@@ -151,7 +153,7 @@ def _phone_number(
 def _scan_phone(scan: Scan) -> Iterator[Finding]:
     text, region = scan.text, scan.options.phone_region
     shape = _national_shape(region)
-    shortest = min(shape.lengths, default=7)
+    shortest = shape.shortest
     for start, end in scan.runs:
         # "+1 ...", "(415) ...", "(+44) ...": the run starts at its first digit.
         while start > 0 and text[start - 1] in "+(" and start > end - 24:

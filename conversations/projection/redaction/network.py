@@ -68,5 +68,13 @@ def _ipv6_candidates(text: str) -> Iterator[re.Match[str]]:
         at = text.find(":", m.end() if m is not None else at + 1)
 
 
+def _ip_prefilter(scan: Scan) -> bool:
+    """What ``_scan_ip`` needs: a digit run with three dots (IPv4), or the colons of an IPv6."""
+    if not scan.has_digit:
+        return False
+    text = scan.text
+    return "::" in text or text.count(":") >= 7 or (text.count(".") >= 3 and bool(scan.runs))
+
+
 def _after_version_word(text: str, start: int) -> bool:
     return _VERSION_BEFORE.search(text[max(0, start - 24) : start]) is not None

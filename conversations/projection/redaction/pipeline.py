@@ -8,6 +8,7 @@ import operator
 import os
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -22,22 +23,27 @@ from .base import (
     Options,
     Scan,
     UnknownDetectorError,
-    has_digit,
+    has_runs,
     register,
 )
 from .contact import _scan_email, _scan_phone
-from .network import _scan_ip
-from .numbers import _card_ok, _scan_card, _scan_iban, _scan_ssn
+from .network import _ip_prefilter, _scan_ip
+from .numbers import _card_ok, _iban_prefilter, _scan_card, _scan_iban, _scan_ssn
 from .secrets import _scan_secret, _secret_prefilter
+
+
+def _has_at(scan: Scan) -> bool:
+    return "@" in scan.text
+
 
 # The detectors, in their order of priority on equal spans.
 register(Detector("secret", _secret_prefilter, _scan_secret, "[secret {hint}…]"))
-register(Detector("card", has_digit, _scan_card, "[card ••{hint}]"))
-register(Detector("iban", has_digit, _scan_iban, "[iban ••{hint}]"))
-register(Detector("email", lambda scan: "@" in scan.text, _scan_email, "[email]"))
-register(Detector("ssn", has_digit, _scan_ssn, "[ssn]"))
-register(Detector("ip", has_digit, _scan_ip, "[ip]"))
-register(Detector("phone", has_digit, _scan_phone, "[phone ••{hint}]"))
+register(Detector("card", has_runs, _scan_card, "[card ••{hint}]"))
+register(Detector("iban", _iban_prefilter, _scan_iban, "[iban ••{hint}]"))
+register(Detector("email", _has_at, _scan_email, "[email]"))
+register(Detector("ssn", has_runs, _scan_ssn, "[ssn]"))
+register(Detector("ip", _ip_prefilter, _scan_ip, "[ip]"))
+register(Detector("phone", has_runs, _scan_phone, "[phone ••{hint}]"))
 
 
 # --- the pipeline ---------------------------------------------------------------------------
@@ -92,19 +98,32 @@ def _settings_region() -> str:
         raise ImproperlyConfigured(f"REDACTION_PHONE_REGION: {exc}") from None
 
 
-@lru_cache(maxsize=64)
-def _options(phone_region: str) -> Options:
-    return Options(phone_region=phone_region)
+@dataclass(frozen=True, slots=True, eq=False)  # eq=False: hashed by identity, cheaply
+class _Choice:
+    """What one call runs: the detectors and the options."""
+
+    detectors: tuple[Detector, ...]
+    options: Options
 
 
 @lru_cache(maxsize=256)
-def _detectors_named(names: tuple[str, ...]) -> tuple[Detector, ...]:
-    return tuple(DETECTORS[n] for n in check_detectors(names))
+def _choice(names: tuple[str, ...], phone_region: str) -> _Choice:
+    chosen = tuple(DETECTORS[n] for n in check_detectors(names))
+    return _Choice(chosen, Options(phone_region=phone_region))
 
 
-def _resolve(
-    detectors: Iterable[str] | None, phone_region: str | None
-) -> tuple[tuple[Detector, ...], Options]:
+def _resolve(detectors: Iterable[str] | None, phone_region: str | None) -> _Choice:
+    if isinstance(detectors, (tuple, str)) and isinstance(phone_region, str):
+        return _resolve_explicit(detectors, phone_region)  # checked once per distinct choice
+    return _resolve_checked(detectors, phone_region)
+
+
+@lru_cache(maxsize=256)
+def _resolve_explicit(detectors: tuple[str, ...] | str, phone_region: str) -> _Choice:
+    return _resolve_checked(detectors, phone_region)
+
+
+def _resolve_checked(detectors: Iterable[str] | None, phone_region: str | None) -> _Choice:
     configured = (detectors is None or phone_region is None) and _settings_configured()
     if detectors is None:
         names = enabled_detectors() if configured else tuple(DETECTORS)
@@ -116,7 +135,7 @@ def _resolve(
         phone_region = _settings_region() if configured else DEFAULT_PHONE_REGION
     else:
         phone_region = _check_region(phone_region)
-    return _detectors_named(names), _options(phone_region)
+    return _choice(names, phone_region)
 
 
 def find(
@@ -128,8 +147,7 @@ def find(
     when Django settings are not configured). ``phone_region``: the region national phone
     numbers are read in (default: ``settings.REDACTION_PHONE_REGION``, else "US").
     """
-    chosen, options = _resolve(detectors, phone_region)
-    return _find(text, chosen, options)
+    return _resolved(text, _resolve(detectors, phone_region))[0]
 
 
 # A finding joined to more digits by a run's separators ("... 1111 12/27"): once replaced,
@@ -141,18 +159,15 @@ _RUN_AFTER = re.compile(r"[ \-.()/]{0,3}\+?\d|[,.:/]\w|::|[\w+\-@%$#€£]")
 _BY_SPAN = operator.itemgetter(1, 2)  # Finding.start, Finding.end
 
 
-def _find(text: str, chosen: tuple[Detector, ...], options: Options) -> list[Finding]:
-    return _resolved(text, chosen, options)[0]
-
-
-def _resolved(
-    text: str, chosen: tuple[Detector, ...], options: Options
-) -> tuple[list[Finding], bool]:
+def _resolved(text: str, choice: _Choice) -> tuple[list[Finding], bool]:
     """The findings without overlaps, and whether overlapping candidates were dropped."""
     if not text:
         return [], False
-    scan = Scan(text, options)
-    candidates = [f for d in chosen if d.prefilter(scan) for f in d.scan(scan)]
+    scan = Scan(text, choice.options)
+    candidates: list[Finding] = []
+    for d in choice.detectors:
+        if d.prefilter(scan):
+            candidates += d.scan(scan)
     if len(candidates) < 2:
         return candidates, False
     candidates.sort(key=_BY_SPAN)
@@ -190,12 +205,11 @@ def redact(
     text: str, *, detectors: Iterable[str] | None = None, phone_region: str | None = None
 ) -> str:
     """``text`` with every finding replaced by its placeholder (see ``find`` for the options)."""
-    chosen, options = _resolve(detectors, phone_region)
-    return _redact(text, chosen, options)
+    return _redact(text, _resolve(detectors, phone_region))
 
 
-def _redact(text: str, chosen: tuple[Detector, ...], options: Options) -> str:
-    findings, dropped = _resolved(text, chosen, options)
+def _redact(text: str, choice: _Choice) -> str:
+    findings, dropped = _resolved(text, choice)
     redacted = apply_findings(text, findings)
     # A replacement changes what is around it. It can cut a run of digits in two
     # ("4111111111111111)2012000000" is one run, not a phone number; "[card ••1111])2012000000"
@@ -209,7 +223,7 @@ def _redact(text: str, chosen: tuple[Detector, ...], options: Options) -> str:
         ):
             break
         text = redacted
-        findings, dropped = _resolved(text, chosen, options)
+        findings, dropped = _resolved(text, choice)
         if not findings:
             break
         redacted = apply_findings(text, findings)
@@ -238,12 +252,12 @@ def redact_value(
     A number whose digits are a valid card number (a PAN stored as a JSON number) becomes the
     card's placeholder: the only kind whose digits are distinctive enough to judge a bare number.
     """
-    chosen, options = _resolve(detectors, phone_region)
-    card = DETECTORS["card"] in chosen
+    choice = _resolve(detectors, phone_region)
+    card = DETECTORS["card"] in choice.detectors
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
-            return _redact(v, chosen, options)
+            return _redact(v, choice)
         if isinstance(v, dict):
             return {k: walk(item) for k, item in v.items()}
         if isinstance(v, (list, tuple)):
