@@ -69,6 +69,8 @@ _ID_LABEL_BEFORE = re.compile(
     r"|user|transaction|txn|confirmation|tracking|booking|policy|id)"
     r"(?:[\s_\-]*(?:#|no\.?|nr\.?|number|id))?[\"']?\s*(?:is\s+)?[:#=]?\s*[\"']?$"
 )
+# What a run holds besides its digits (``NUM_RUN``'s separators, and the "+(" before one).
+_NOT_DIGITS = str.maketrans("", "", " -.()/+")
 _TIME_AFTER = re.compile(r":\d")  # "2026-11-29 12" of "2026-11-29 12:30:45"
 _DATE_START = re.compile(r"\d{4}-\d\d?-\d\d?\b|\d\d?/\d\d?/\d{2,4}\b")
 
@@ -115,9 +117,11 @@ def _phone_shaped(run: str, digits: str, shape: _NationalShape) -> bool:
     """
     if run[0] == "+" or run[:2] == "(+":
         return len(digits) >= 7
+    if len(digits) not in shape.lengths:
+        return False
     if run.count(".") >= 3 or _DATE_START.match(run):
         return False  # an IPv4 address, an OID, a version; a date (and the hour after it)
-    return len(digits) in shape.lengths and _national_ok(digits, shape)
+    return _national_ok(digits, shape)
 
 
 def _national_ok(digits: str, shape: _NationalShape) -> bool:
@@ -215,17 +219,30 @@ def _phone_in(
     """The phone number that ``text[start:end]`` is, if it is one."""
     if start > 0 and (text[start - 1].isalnum() or text[start - 1] in _PHONE_GLUE):
         return None
-    if text[end : end + 1].isalpha() or _TIME_AFTER.match(text, end):
-        return None  # "4155552671x": part of a word; "2026-11-29 12:30": a time
     run = text[start:end]
-    digits = "".join(DIGIT_GROUP.findall(run))
+    digits = run.translate(_NOT_DIGITS)
     if not _phone_shaped(run, digits, shape):
         return None
+    if text[end : end + 1].isalpha() or _TIME_AFTER.match(text, end):
+        return None  # "4155552671x": part of a word; "2026-11-29 12:30": a time
     if run.isdigit() and _ID_LABEL_BEFORE.search(text, max(0, start - 40), start):
         return None
-    number = _phone_number(run, digits, shape, region)
-    if number is None or not phonenumbers.is_valid_number(number):
+    national = _valid_national_number(run, region)
+    if national is None:
         return None
     if run[0] == "(" and ")" not in run:
         start += 1  # "(415 555 2671": the parenthesis is the text's, not the number's
-    return Finding("phone", start, end, str(number.national_number)[-2:])
+    return Finding("phone", start, end, str(national)[-2:])
+
+
+@lru_cache(maxsize=4096)
+def _valid_national_number(run: str, region: str) -> int | None:
+    """The national number of the phone number ``run`` is, when phonenumbers calls it valid.
+
+    Memoised (``pipeline.forget_validations``): validation is the dearest step of a phone
+    (about 25 µs), and the live hold-back reads a pending number again on each delta.
+    """
+    number = _phone_number(run, run.translate(_NOT_DIGITS), _national_shape(region), region)
+    if number is None or not phonenumbers.is_valid_number(number):
+        return None
+    return number.national_number

@@ -203,9 +203,16 @@ def _iban_at(text: str, start: int, stop: int) -> Finding | None:
     if count != length or (end < len(text) and text[end].isalnum()):
         return None
     compact = text[start:end].replace(" ", "")
-    if _mod97_ok(compact) and stdnum_iban.is_valid(compact):
+    if _iban_valid(compact):
         return Finding("iban", start, end, compact[-4:])
     return None
+
+
+@lru_cache(maxsize=4096)
+def _iban_valid(compact: str) -> bool:
+    """Check digits, then the country's format by stdnum (about 25 µs). Memoised, as phones
+    are (``pipeline.forget_validations``): the hold-back reads a pending IBAN on each delta."""
+    return _mod97_ok(compact) and stdnum_iban.is_valid(compact)
 
 
 # --- US social security numbers -------------------------------------------------------------

@@ -26,9 +26,9 @@ from .base import (
     has_runs,
     register,
 )
-from .contact import _scan_email, _scan_phone
+from .contact import _scan_email, _scan_phone, _valid_national_number
 from .network import _ip_prefilter, _scan_ip
-from .numbers import _card_ok, _iban_prefilter, _scan_card, _scan_iban, _scan_ssn
+from .numbers import _card_ok, _iban_prefilter, _iban_valid, _scan_card, _scan_iban, _scan_ssn
 from .secrets import _scan_secret, _secret_prefilter
 
 
@@ -51,10 +51,12 @@ register(Detector("phone", has_runs, _scan_phone, "[phone ••{hint}]"))
 
 def enabled_detectors() -> tuple[str, ...]:
     """The detectors this deployment runs: ``settings.REDACTION_DETECTORS``, empty meaning all."""
-    from django.conf import settings
+    return _enabled(getattr(_settings(), "REDACTION_DETECTORS", None) or ())
+
+
+def _enabled(names: Iterable[str] | str) -> tuple[str, ...]:
     from django.core.exceptions import ImproperlyConfigured
 
-    names = getattr(settings, "REDACTION_DETECTORS", None) or ()
     if isinstance(names, str):
         names = names.split(",")
     try:
@@ -81,19 +83,33 @@ def _check_region(region: str) -> str:
     return region
 
 
-def _settings_configured() -> bool:
+@lru_cache(maxsize=1)
+def _settings() -> Any:
+    """``django.conf.settings``, imported on first use (the module runs without Django)."""
     from django.conf import settings
 
-    return settings.configured or bool(os.environ.get("DJANGO_SETTINGS_MODULE"))
+    return settings
+
+
+_configured = False  # settings once configured stay so: no need to ask again
+
+
+def _settings_configured() -> bool:
+    global _configured
+    if not _configured:
+        _configured = _settings().configured
+    return _configured or bool(os.environ.get("DJANGO_SETTINGS_MODULE"))
 
 
 def _settings_region() -> str:
-    from django.conf import settings
+    return _region_setting(getattr(_settings(), "REDACTION_PHONE_REGION", None))
+
+
+def _region_setting(region: str | None) -> str:
     from django.core.exceptions import ImproperlyConfigured
 
-    region = getattr(settings, "REDACTION_PHONE_REGION", None) or DEFAULT_PHONE_REGION
     try:
-        return _check_region(region)
+        return _check_region(region or DEFAULT_PHONE_REGION)
     except ValueError as exc:
         raise ImproperlyConfigured(f"REDACTION_PHONE_REGION: {exc}") from None
 
@@ -113,9 +129,28 @@ def _choice(names: tuple[str, ...], phone_region: str) -> _Choice:
 
 
 def _resolve(detectors: Iterable[str] | None, phone_region: str | None) -> _Choice:
+    # The choice is checked once per distinct arguments (or settings), not on every call.
     if isinstance(detectors, (tuple, str)) and isinstance(phone_region, str):
-        return _resolve_explicit(detectors, phone_region)  # checked once per distinct choice
+        return _resolve_explicit(detectors, phone_region)
+    if detectors is None and phone_region is None:  # the deployment's (the live filter's)
+        if not _settings_configured():
+            return _resolve_explicit(tuple(DETECTORS), DEFAULT_PHONE_REGION)
+        settings = _settings()
+        names = getattr(settings, "REDACTION_DETECTORS", None) or ()
+        return _resolve_settings(
+            names if isinstance(names, str) else tuple(names),
+            getattr(settings, "REDACTION_PHONE_REGION", None),
+            tuple(DETECTORS),
+        )
     return _resolve_checked(detectors, phone_region)
+
+
+@lru_cache(maxsize=64)
+def _resolve_settings(
+    names: tuple[str, ...] | str, region: str | None, known: tuple[str, ...]
+) -> _Choice:
+    # ``known``: the registry's names, in the key because empty settings mean all of them.
+    return _choice(_enabled(names), _region_setting(region))
 
 
 @lru_cache(maxsize=256)
@@ -192,6 +227,16 @@ def _resolved(text: str, choice: _Choice) -> tuple[list[Finding], bool]:
         starts.insert(i, f.start)
         kept.insert(i, f)
     return kept, True
+
+
+def forget_validations() -> None:
+    """Empty the memos of the dear validators (phonenumbers, stdnum's IBAN formats).
+
+    Their answers never change; ``bench/redaction.py`` empties them before each timed pass so
+    that a pass over a corpus does not reuse the validations of the one before it.
+    """
+    _valid_national_number.cache_clear()
+    _iban_valid.cache_clear()
 
 
 def placeholder(finding: Finding) -> str:
