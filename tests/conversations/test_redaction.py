@@ -578,7 +578,7 @@ def _ungated_find(text: str) -> list[Finding]:
     from conversations.projection.redaction import Options, pipeline
 
     ungated = tuple(dataclasses.replace(d, prefilter=lambda scan: True) for d in DETECTORS.values())
-    return pipeline._resolved(text, pipeline._Choice(ungated, Options()))[0]
+    return pipeline._resolved(text, pipeline._choice_of(ungated, Options()))[0]
 
 
 def _assert_prefilters_sound(text: str) -> None:

@@ -44,10 +44,12 @@ class Scan:
         self.text = text
         self.options = options
         self.has_digit = DIGIT.search(text) is not None
-        # Spans of the digit runs (``NUM_RUN``) of the text.
-        self.runs: list[tuple[int, int]] = (
-            list(map(_SPAN, NUM_RUN.finditer(text))) if self.has_digit else []
-        )
+        # Spans of the digit runs (``NUM_RUN``) of the text (a search first: most texts have none).
+        self.runs: list[tuple[int, int]] = []
+        first = NUM_RUN.search(text) if self.has_digit else None
+        if first is not None:
+            self.runs.append(first.span())
+            self.runs += map(_SPAN, NUM_RUN.finditer(text, first.end()))
         self._lower: str | None = None
 
     @property

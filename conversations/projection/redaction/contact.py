@@ -25,8 +25,9 @@ _EMAIL_DOMAIN = re.compile(r"(?:[^\W_](?:[\w\-]{0,61}[^\W_])?\.)+[^\W\d_]{2,63}(
 _EMAIL_LOCAL_CHARS = re.compile(r"[\w.%+\-]")
 
 
-def _scan_email(scan: Scan) -> Iterator[Finding]:
+def _scan_email(scan: Scan) -> list[Finding]:
     text = scan.text
+    found: list[Finding] = []
     previous = 0  # where the last address ended: a local part may start there, as it would
     at = text.find("@")  # after a placeholder once that address is redacted
     while at != -1:
@@ -41,11 +42,12 @@ def _scan_email(scan: Scan) -> Iterator[Finding]:
             local = None
         domain = _EMAIL_DOMAIN.match(text, at + 1) if local is not None else None
         if local is not None and domain is not None:
-            yield Finding("email", local.start(), domain.end(), "")
+            found.append(Finding("email", local.start(), domain.end(), ""))
             previous = domain.end()
             at = text.find("@", previous)
         else:
             at = text.find("@", at + 1)
+    return found
 
 
 # --- phone numbers: phonenumbers decides, on phone-shaped runs only ---------------------------
@@ -154,10 +156,11 @@ def _phone_number(
         return None
 
 
-def _scan_phone(scan: Scan) -> Iterator[Finding]:
+def _scan_phone(scan: Scan) -> list[Finding]:
     text, region = scan.text, scan.options.phone_region
     shape = _national_shape(region)
     shortest = shape.shortest
+    phones: list[Finding] = []
     for start, end in scan.runs:
         # "+1 ...", "(415) ...", "(+44) ...": the run starts at its first digit.
         while start > 0 and text[start - 1] in "+(" and start > end - 24:
@@ -166,9 +169,10 @@ def _scan_phone(scan: Scan) -> Iterator[Finding]:
             continue
         found = _phone_in(text, start, end, shape, region)
         if found is not None:
-            yield found
+            phones.append(found)
         elif " " in text[start:end]:
-            yield from _phones_in_slices(text, start, end, shape, region)
+            phones += _phones_in_slices(text, start, end, shape, region)
+    return phones
 
 
 def _phones_in_slices(

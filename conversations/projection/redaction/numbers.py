@@ -67,8 +67,9 @@ def _card_ok(digits: str) -> bool:
     return 14 <= len(digits) <= 19 and card_brand_ok(digits) and luhn_ok(digits)
 
 
-def _scan_card(scan: Scan) -> Iterator[Finding]:
+def _scan_card(scan: Scan) -> list[Finding]:
     text = scan.text
+    found: list[Finding] = []
     for start, end in scan.runs:
         if end - start < 14:
             continue
@@ -87,7 +88,8 @@ def _scan_card(scan: Scan) -> Iterator[Finding]:
                 or (after in ".," and text[e + 1 : e + 2].isdigit())
             ):
                 groups.pop()
-            yield from _cards_in_groups(text, groups)
+            found += _cards_in_groups(text, groups)
+    return found
 
 
 def _cards_in_groups(text: str, groups: list[tuple[int, int]]) -> Iterator[Finding]:
@@ -176,16 +178,18 @@ def _iban_prefilter(scan: Scan) -> bool:
     return scan.has_digit and scan.lower != scan.text
 
 
-def _scan_iban(scan: Scan) -> Iterator[Finding]:
+def _scan_iban(scan: Scan) -> list[Finding]:
     text = scan.text
+    ibans: list[Finding] = []
     run = _IBAN_RUN.search(text)
     while run is not None:
         found = _iban_at(text, run.start(), run.end())
         if found is not None:
-            yield found
+            ibans.append(found)
         # After an IBAN, or one character on when none starts here: a run can swallow the
         # start of the next one ("GB82WEST12345698765432 DE89370400440532013000").
         run = _IBAN_RUN.search(text, found.end if found is not None else run.start() + 1)
+    return ibans
 
 
 def _iban_at(text: str, start: int, stop: int) -> Finding | None:
@@ -228,17 +232,18 @@ def _ssn_ok(area: str, group: str, serial: str) -> bool:
     return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
 
 
-def _scan_ssn(scan: Scan) -> Iterator[Finding]:
+def _scan_ssn(scan: Scan) -> list[Finding]:
     text = scan.text
+    found: list[Finding] = []
     for start, end in scan.runs:
         if end - start < 11:
             continue
         for m in _SSN.finditer(text, start, end + 2):  # + 2: the lookahead sees past the run
             if _ssn_ok(m.group(1), m.group(3), m.group(4)):
-                yield Finding("ssn", m.start(), m.end(), "")
+                found.append(Finding("ssn", m.start(), m.end(), ""))
     lower = scan.lower
     if "ssn" not in lower and "social" not in lower:
-        return
+        return found
     labelled: Iterable[re.Match[str] | None]
     if len(lower) == len(text):  # positions carry over: try the pattern where a label starts
         labelled = (_SSN_LABELLED.match(text, at) for at in _occurrences(lower, "ssn", "social"))
@@ -248,7 +253,8 @@ def _scan_ssn(scan: Scan) -> Iterator[Finding]:
         if label is not None:
             d = label.group(1)
             if _ssn_ok(d[:3], d[3:5], d[5:]):
-                yield Finding("ssn", label.start(1), label.end(1), "")
+                found.append(Finding("ssn", label.start(1), label.end(1), ""))
+    return found
 
 
 def _occurrences(text: str, *needles: str) -> Iterator[int]:

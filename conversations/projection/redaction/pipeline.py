@@ -7,7 +7,7 @@ import bisect
 import operator
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -120,12 +120,29 @@ class _Choice:
 
     detectors: tuple[Detector, ...]
     options: Options
+    # The detectors' scans grouped by prefilter, each prefilter asked once per text ("has a
+    # digit run" serves cards, SSNs and phones). The order of the candidates does not matter:
+    # overlaps are resolved by span, length and rank.
+    steps: tuple[
+        tuple[Callable[[Scan], bool], tuple[Callable[[Scan], Iterable[Finding]], ...]], ...
+    ]
 
 
 @lru_cache(maxsize=256)
 def _choice(names: tuple[str, ...], phone_region: str) -> _Choice:
     chosen = tuple(DETECTORS[n] for n in check_detectors(names))
-    return _Choice(chosen, Options(phone_region=phone_region))
+    return _choice_of(chosen, Options(phone_region=phone_region))
+
+
+def _choice_of(chosen: tuple[Detector, ...], options: Options) -> _Choice:
+    steps: dict[Callable[[Scan], bool], list[Callable[[Scan], Iterable[Finding]]]] = {}
+    for d in chosen:
+        steps.setdefault(d.prefilter, []).append(d.scan)
+    return _Choice(
+        chosen,
+        options,
+        tuple((prefilter, tuple(scans)) for prefilter, scans in steps.items()),
+    )
 
 
 def _resolve(detectors: Iterable[str] | None, phone_region: str | None) -> _Choice:
@@ -200,9 +217,10 @@ def _resolved(text: str, choice: _Choice) -> tuple[list[Finding], bool]:
         return [], False
     scan = Scan(text, choice.options)
     candidates: list[Finding] = []
-    for d in choice.detectors:
-        if d.prefilter(scan):
-            candidates += d.scan(scan)
+    for prefilter, scans in choice.steps:
+        if prefilter(scan):
+            for detector_scan in scans:
+                candidates += detector_scan(scan)
     if len(candidates) < 2:
         return candidates, False
     candidates.sort(key=_BY_SPAN)
