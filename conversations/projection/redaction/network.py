@@ -75,7 +75,7 @@ def _ip_prefilter(scan: Scan) -> bool:
     if not scan.has_digit:
         return False
     text = scan.text
-    return "::" in text or text.count(":") >= 7 or (text.count(".") >= 3 and bool(scan.runs))
+    return (bool(scan.runs) and text.count(".") >= 3) or "::" in text or text.count(":") >= 7
 
 
 def _after_version_word(text: str, start: int) -> bool:
