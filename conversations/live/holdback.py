@@ -38,6 +38,8 @@ def _cut(pending: str) -> int:
     if not cuts:
         return 0
     findings = find(pending)
+    if not findings:
+        return cuts[-1]
     for p in reversed(cuts):
         if not any(f.start < p < f.end for f in findings):
             return p

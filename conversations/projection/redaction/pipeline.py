@@ -278,6 +278,8 @@ def redact(
 
 def _redact(text: str, choice: _Choice) -> str:
     findings, dropped = _resolved(text, choice)
+    if not findings:
+        return text  # the usual answer (``dropped`` implies findings kept)
     redacted = apply_findings(text, findings)
     # A replacement changes what is around it. It can cut a run of digits in two
     # ("4111111111111111)2012000000" is one run, not a phone number; "[card ••1111])2012000000"
