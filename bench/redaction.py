@@ -34,10 +34,11 @@ microseconds a delta, with ``find``, ``redact`` and the hold-back over Presidio.
 looks for findings over all the text it holds (48 characters and more), then redacts what it
 releases.
 
-Last measured (December 2026, a shared 2-CPU machine, ratios of runs a minute apart swing by
-about 20%): on deltas, find 62-73x Presidio (7.6-8.8 µs a delta; before the work of issue 15:
-41-54x), redact 50-57x, hold-back 10-12x (46-55 µs a delta); the whole snippets 51x (before:
-44-46x); precision and recall 1.0 for every kind.
+Last measured (December 2026, a shared 2-CPU machine; ratios of runs a minute apart swing by
+about 20%): on deltas, find 58-63x Presidio (7.7-8.0 µs a delta against 460-490), redact
+52-59x, hold-back 12x (40 µs a delta); before the work of issue 15, find 41-65x (median 48),
+hold-back 8-10x. The whole snippets: 50-51x (before: 44-48x). Precision and recall 1.0 for
+every kind, before and after.
 
     .venv/bin/python bench/redaction.py [--snippets 3000] [--seed 20261129] [--quick] [--misses]
         [--deltas-only] [--no-presidio]
