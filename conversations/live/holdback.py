@@ -33,19 +33,16 @@ def _cut(pending: str) -> int:
     limit = len(pending) - HOLD
     if limit <= 0:
         return 0
-    findings = None
-    p = limit
-    while p > 0:
-        # the next whitespace at or before the limit: the cut goes just after it
-        while p > 0 and not _SPACE.match(pending, p - 1):
-            p -= 1
-        if p == 0:
-            return 0
-        if findings is None:
-            findings = find(pending)
+    # The cuts: just after a whitespace, at or before the limit; the last one outside findings.
+    cuts = [m.end() for m in _SPACE.finditer(pending, 0, limit)]
+    if not cuts:
+        return 0
+    findings = find(pending)
+    if not findings:
+        return cuts[-1]
+    for p in reversed(cuts):
         if not any(f.start < p < f.end for f in findings):
             return p
-        p -= 1
     return 0
 
 

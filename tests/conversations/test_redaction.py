@@ -8,6 +8,7 @@ for a leak, and so that the strings matched are the ones the pipeline sees.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import subprocess
@@ -567,3 +568,67 @@ def test_the_module_works_without_django_settings() -> None:
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
     )
     assert result.stdout == "[email] [ip]\n"
+
+
+# --- the fast path: prefilters and validators ----------------------------------------------------
+
+
+def _ungated_find(text: str) -> list[Finding]:
+    """``find(text)`` with every prefilter answering "maybe": every detector scans every text."""
+    from conversations.projection.redaction import Options, pipeline
+
+    ungated = tuple(dataclasses.replace(d, prefilter=lambda scan: True) for d in DETECTORS.values())
+    return pipeline._resolved(text, pipeline._choice_of(ungated, Options()))[0]
+
+
+def _assert_prefilters_sound(text: str) -> None:
+    from conversations.projection.redaction.base import Options, Scan
+
+    for name, detector in DETECTORS.items():
+        scan = Scan(text, Options())
+        if not detector.prefilter(scan):
+            # A fresh scan: the prefilter may have filled in the shared runs.
+            assert list(detector.scan(Scan(text, Options()))) == [], (name, text)
+    assert find(text, phone_region="US") == _ungated_find(text), text
+
+
+def test_prefilters_skip_nothing_on_the_bench_corpus_and_its_deltas() -> None:
+    # A prefilter may only answer "cannot contain one" where the detector finds nothing: on
+    # the labelled corpus (another seed than the bench's) whole and cut in 5-50 character
+    # deltas, as the live filter sees it, find() must equal every detector run on every text.
+    from bench.redaction import corpus, deltas_of
+
+    texts = [s.text for s in corpus(400, seed=11)]
+    for text in [*texts, *deltas_of(texts, seed=11)]:
+        _assert_prefilters_sound(text)
+
+
+@PROPERTIES
+@given(st.text() | support_text)
+@example("İ sk-ant-" + B62)  # the lower-cased text is longer than the text
+@example("GB82WEST12345698765432")  # an IBAN without blanks
+@example("ssn 123456789")
+@example("fe80::1 and 10.0.0.1")
+@example("1:2:3:4:5:6:7:8")
+def test_prefilters_skip_nothing(text: str) -> None:
+    _assert_prefilters_sound(text)
+
+
+@given(st.text(alphabet="0123456789", max_size=25) | st.text(max_size=20))
+@example("٤١١١١١١١١١١١١١١١")  # Arabic-Indic digits: no card
+@example("-4111111111111111")
+@example("")
+def test_luhn_ok_is_stdnum_luhn(digits: str) -> None:
+    from conversations.projection.redaction.numbers import luhn_ok
+
+    assert luhn_ok(digits) is luhn.is_valid(digits)
+
+
+@given(st.from_regex(r"[A-Z]{2}[0-9]{2}[A-Z0-9]{10,30}", fullmatch=True))
+@example("GB82WEST12345698765432")
+def test_mod97_is_stdnum_mod_97_10(compact: str) -> None:
+    from stdnum.iso7064 import mod_97_10
+
+    from conversations.projection.redaction.numbers import _mod97_ok
+
+    assert _mod97_ok(compact) is mod_97_10.is_valid(compact[4:] + compact[:4])

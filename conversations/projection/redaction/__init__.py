@@ -9,9 +9,13 @@ Each detector finds *candidates* cheaply and confirms them with a validator made
 (Luhn and issuer ranges for cards, ``stdnum.iban`` for IBANs, ``phonenumbers`` for phones,
 ``ipaddress`` for IPv6). Candidates come from one shared pass over the runs of digits (cards,
 phones, SSNs, IPv4), from substring searches ("@" for e-mail, key prefixes for secrets) or from
-one anchored regex (IBANs), behind a prefilter per detector (no digit: no card, phone, SSN, IBAN
-or IP scan), so plain text costs almost nothing. When findings overlap, the longest wins; on
-equal spans, the detector registered first (the order below). ``redact`` then looks again where a
+one anchored regex (IBANs), behind a prefilter per detector that answers "cannot contain one"
+from what the scan found once (no digit run: no card, phone or SSN; no digit or no capital: no
+IBAN; no trigger: no secret), each prefilter asked once per text, so plain text and most live
+deltas cost a few regex searches. The dear validations (phonenumbers, stdnum's IBAN formats)
+are memoised: the live hold-back reads a pending number again on each delta
+(``forget_validations`` empties the memos). When findings overlap, the longest wins; on equal
+spans, the detector registered first (the order below). ``redact`` then looks again where a
 replacement changed its neighbours' context, so that redacting twice gives what once gave.
 
 Which detectors run is a deployment setting, ``REDACTION_DETECTORS`` (names; empty means all);
@@ -24,13 +28,15 @@ The package: ``base.py`` (findings, options, the scan, the registry), one module
 detectors (``secrets.py``, ``numbers.py``: cards, IBANs, SSNs; ``contact.py``: e-mail, phones;
 ``network.py``: IPs) and ``pipeline.py`` (their order, the settings, ``find``/``redact``).
 
-To add a detector: write ``_scan_<name>(scan: Scan)`` in the module of its family, yielding
-``Finding("<name>", start, end, hint)`` with a hint that reveals nothing sensitive (use
-``scan.runs`` if it reads numbers), a prefilter that answers "cannot contain one" in one cheap
-test, and ``register(Detector(...))`` it in ``pipeline.py`` with its placeholder (its position
-sets its priority on equal spans). Placeholders start with "[" and end with "]", which no
-detector may match. Then add its cases to ``tests/conversations/test_redaction.py`` (found, and
-near-misses left alone) and its kind to the labelled corpus of ``bench/redaction.py``.
+To add a detector: write ``_scan_<name>(scan: Scan)`` in the module of its family, returning
+(or yielding) ``Finding("<name>", start, end, hint)`` with a hint that reveals nothing sensitive
+(use ``scan.runs`` if it reads numbers), a prefilter that answers "cannot contain one" in one
+cheap test (never where the scan would find one: ``test_prefilters_skip_nothing`` runs every
+detector on every text and compares), and ``register(Detector(...))`` it in ``pipeline.py`` with
+its placeholder (its position sets its priority on equal spans). Placeholders start with "[" and
+end with "]", which no detector may match. Then add its cases to
+``tests/conversations/test_redaction.py`` (found, and near-misses left alone) and its kind to the
+labelled corpus of ``bench/redaction.py``.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ from .pipeline import (
     check_detectors,
     enabled_detectors,
     find,
+    forget_validations,
     placeholder,
     redact,
     redact_value,
@@ -57,6 +64,7 @@ __all__ = [
     "check_detectors",
     "enabled_detectors",
     "find",
+    "forget_validations",
     "placeholder",
     "redact",
     "redact_value",

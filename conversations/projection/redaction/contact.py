@@ -25,8 +25,9 @@ _EMAIL_DOMAIN = re.compile(r"(?:[^\W_](?:[\w\-]{0,61}[^\W_])?\.)+[^\W\d_]{2,63}(
 _EMAIL_LOCAL_CHARS = re.compile(r"[\w.%+\-]")
 
 
-def _scan_email(scan: Scan) -> Iterator[Finding]:
+def _scan_email(scan: Scan) -> list[Finding]:
     text = scan.text
+    found: list[Finding] = []
     previous = 0  # where the last address ended: a local part may start there, as it would
     at = text.find("@")  # after a placeholder once that address is redacted
     while at != -1:
@@ -41,11 +42,12 @@ def _scan_email(scan: Scan) -> Iterator[Finding]:
             local = None
         domain = _EMAIL_DOMAIN.match(text, at + 1) if local is not None else None
         if local is not None and domain is not None:
-            yield Finding("email", local.start(), domain.end(), "")
+            found.append(Finding("email", local.start(), domain.end(), ""))
             previous = domain.end()
             at = text.find("@", previous)
         else:
             at = text.find("@", at + 1)
+    return found
 
 
 # --- phone numbers: phonenumbers decides, on phone-shaped runs only ---------------------------
@@ -69,6 +71,8 @@ _ID_LABEL_BEFORE = re.compile(
     r"|user|transaction|txn|confirmation|tracking|booking|policy|id)"
     r"(?:[\s_\-]*(?:#|no\.?|nr\.?|number|id))?[\"']?\s*(?:is\s+)?[:#=]?\s*[\"']?$"
 )
+# What a run holds besides its digits (``NUM_RUN``'s separators, and the "+(" before one).
+_NOT_DIGITS = str.maketrans("", "", " -.()/+")
 _TIME_AFTER = re.compile(r":\d")  # "2026-11-29 12" of "2026-11-29 12:30:45"
 _DATE_START = re.compile(r"\d{4}-\d\d?-\d\d?\b|\d\d?/\d\d?/\d{2,4}\b")
 
@@ -80,13 +84,14 @@ class _NationalShape:
     prefix: str  # the national (trunk) prefix: "1" in the US, "0" in most of Europe
     pattern: re.Pattern[str] | None  # what a national significant number looks like
     plain_prefix: bool  # the prefix is stripped as is (no carrier codes, no transform rule)
+    shortest: int  # the fewest digits of a national number (7 when the region has none)
 
 
 @lru_cache(maxsize=64)
 def _national_shape(region: str) -> _NationalShape:
     metadata = phonenumbers.PhoneMetadata.metadata_for_region(region)
     if metadata is None or metadata.general_desc is None:
-        return _NationalShape(0, frozenset(), "", None, False)
+        return _NationalShape(0, frozenset(), "", None, False, 7)
     lengths = set(metadata.general_desc.possible_length)
     prefix = metadata.national_prefix or ""
     if prefix:
@@ -101,6 +106,7 @@ def _national_shape(region: str) -> _NationalShape:
         prefix,
         re.compile(source) if source else None,
         plain,
+        min(lengths, default=7),
     )
 
 
@@ -113,9 +119,11 @@ def _phone_shaped(run: str, digits: str, shape: _NationalShape) -> bool:
     """
     if run[0] == "+" or run[:2] == "(+":
         return len(digits) >= 7
+    if len(digits) not in shape.lengths:
+        return False
     if run.count(".") >= 3 or _DATE_START.match(run):
         return False  # an IPv4 address, an OID, a version; a date (and the hour after it)
-    return len(digits) in shape.lengths and _national_ok(digits, shape)
+    return _national_ok(digits, shape)
 
 
 def _national_ok(digits: str, shape: _NationalShape) -> bool:
@@ -148,10 +156,11 @@ def _phone_number(
         return None
 
 
-def _scan_phone(scan: Scan) -> Iterator[Finding]:
+def _scan_phone(scan: Scan) -> list[Finding]:
     text, region = scan.text, scan.options.phone_region
     shape = _national_shape(region)
-    shortest = min(shape.lengths, default=7)
+    shortest = shape.shortest
+    phones: list[Finding] = []
     for start, end in scan.runs:
         # "+1 ...", "(415) ...", "(+44) ...": the run starts at its first digit.
         while start > 0 and text[start - 1] in "+(" and start > end - 24:
@@ -160,9 +169,10 @@ def _scan_phone(scan: Scan) -> Iterator[Finding]:
             continue
         found = _phone_in(text, start, end, shape, region)
         if found is not None:
-            yield found
+            phones.append(found)
         elif " " in text[start:end]:
-            yield from _phones_in_slices(text, start, end, shape, region)
+            phones += _phones_in_slices(text, start, end, shape, region)
+    return phones
 
 
 def _phones_in_slices(
@@ -213,17 +223,30 @@ def _phone_in(
     """The phone number that ``text[start:end]`` is, if it is one."""
     if start > 0 and (text[start - 1].isalnum() or text[start - 1] in _PHONE_GLUE):
         return None
-    if text[end : end + 1].isalpha() or _TIME_AFTER.match(text, end):
-        return None  # "4155552671x": part of a word; "2026-11-29 12:30": a time
     run = text[start:end]
-    digits = "".join(DIGIT_GROUP.findall(run))
+    digits = run.translate(_NOT_DIGITS)
     if not _phone_shaped(run, digits, shape):
         return None
+    if text[end : end + 1].isalpha() or _TIME_AFTER.match(text, end):
+        return None  # "4155552671x": part of a word; "2026-11-29 12:30": a time
     if run.isdigit() and _ID_LABEL_BEFORE.search(text, max(0, start - 40), start):
         return None
-    number = _phone_number(run, digits, shape, region)
-    if number is None or not phonenumbers.is_valid_number(number):
+    national = _valid_national_number(run, region)
+    if national is None:
         return None
     if run[0] == "(" and ")" not in run:
         start += 1  # "(415 555 2671": the parenthesis is the text's, not the number's
-    return Finding("phone", start, end, str(number.national_number)[-2:])
+    return Finding("phone", start, end, str(national)[-2:])
+
+
+@lru_cache(maxsize=4096)
+def _valid_national_number(run: str, region: str) -> int | None:
+    """The national number of the phone number ``run`` is, when phonenumbers calls it valid.
+
+    Memoised (``pipeline.forget_validations``): validation is the dearest step of a phone
+    (about 25 µs), and the live hold-back reads a pending number again on each delta.
+    """
+    number = _phone_number(run, run.translate(_NOT_DIGITS), _national_shape(region), region)
+    if number is None or not phonenumbers.is_valid_number(number):
+        return None
+    return number.national_number

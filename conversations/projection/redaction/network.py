@@ -32,14 +32,15 @@ def _octets_ok(candidate: str) -> bool:
     return all(len(o) == 1 or (o[0] != "0" and int(o) <= 255) for o in candidate.split("."))
 
 
-def _scan_ip(scan: Scan) -> Iterator[Finding]:
+def _scan_ip(scan: Scan) -> list[Finding]:
     text = scan.text
+    found: list[Finding] = []
     for start, end in scan.runs:
         if text.count(".", start, end) < 3:
             continue
         for m in _IPV4.finditer(text, start, end + 2):  # + 2: the lookahead sees past the run
             if _octets_ok(m.group()) and not _after_version_word(text, m.start()):
-                yield Finding("ip", m.start(), m.end(), "")
+                found.append(Finding("ip", m.start(), m.end(), ""))
     if "::" in text or text.count(":") >= 7:  # compressed, or all eight groups
         for m in _ipv6_candidates(text):
             candidate = m.group().rstrip(".")
@@ -49,7 +50,8 @@ def _scan_ip(scan: Scan) -> Iterator[Finding]:
                 ipaddress.IPv6Address(candidate)
             except ValueError:
                 continue
-            yield Finding("ip", m.start(), m.start() + len(candidate), "")
+            found.append(Finding("ip", m.start(), m.start() + len(candidate), ""))
+    return found
 
 
 _HEX_OR_COLON = frozenset("0123456789abcdefABCDEF:")
@@ -66,6 +68,14 @@ def _ipv6_candidates(text: str) -> Iterator[re.Match[str]]:
         if m is not None:
             yield m
         at = text.find(":", m.end() if m is not None else at + 1)
+
+
+def _ip_prefilter(scan: Scan) -> bool:
+    """What ``_scan_ip`` needs: a digit run with three dots (IPv4), or the colons of an IPv6."""
+    if not scan.has_digit:
+        return False
+    text = scan.text
+    return (bool(scan.runs) and text.count(".") >= 3) or "::" in text or text.count(":") >= 7
 
 
 def _after_version_word(text: str, start: int) -> bool:

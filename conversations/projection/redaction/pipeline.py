@@ -1,5 +1,10 @@
 """The pipeline: the detectors in their order of priority, their choice per deployment, and
-``find`` / ``redact`` / ``redact_value``."""
+``find`` / ``redact`` / ``redact_value``.
+
+The choice (detectors, region, the scans grouped by prefilter) is checked and built once per
+distinct arguments or settings and kept (``_Choice``): a call on a live delta of 25 characters
+should cost microseconds, and checking names and regions on every call was a sizeable part of
+that."""
 
 from __future__ import annotations
 
@@ -7,7 +12,8 @@ import bisect
 import operator
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -22,22 +28,27 @@ from .base import (
     Options,
     Scan,
     UnknownDetectorError,
-    has_digit,
+    has_runs,
     register,
 )
-from .contact import _scan_email, _scan_phone
-from .network import _scan_ip
-from .numbers import _card_ok, _scan_card, _scan_iban, _scan_ssn
+from .contact import _scan_email, _scan_phone, _valid_national_number
+from .network import _ip_prefilter, _scan_ip
+from .numbers import _card_ok, _iban_prefilter, _iban_valid, _scan_card, _scan_iban, _scan_ssn
 from .secrets import _scan_secret, _secret_prefilter
+
+
+def _has_at(scan: Scan) -> bool:
+    return "@" in scan.text
+
 
 # The detectors, in their order of priority on equal spans.
 register(Detector("secret", _secret_prefilter, _scan_secret, "[secret {hint}…]"))
-register(Detector("card", has_digit, _scan_card, "[card ••{hint}]"))
-register(Detector("iban", has_digit, _scan_iban, "[iban ••{hint}]"))
-register(Detector("email", lambda scan: "@" in scan.text, _scan_email, "[email]"))
-register(Detector("ssn", has_digit, _scan_ssn, "[ssn]"))
-register(Detector("ip", has_digit, _scan_ip, "[ip]"))
-register(Detector("phone", has_digit, _scan_phone, "[phone ••{hint}]"))
+register(Detector("card", has_runs, _scan_card, "[card ••{hint}]"))
+register(Detector("iban", _iban_prefilter, _scan_iban, "[iban ••{hint}]"))
+register(Detector("email", _has_at, _scan_email, "[email]"))
+register(Detector("ssn", has_runs, _scan_ssn, "[ssn]"))
+register(Detector("ip", _ip_prefilter, _scan_ip, "[ip]"))
+register(Detector("phone", has_runs, _scan_phone, "[phone ••{hint}]"))
 
 
 # --- the pipeline ---------------------------------------------------------------------------
@@ -45,10 +56,12 @@ register(Detector("phone", has_digit, _scan_phone, "[phone ••{hint}]"))
 
 def enabled_detectors() -> tuple[str, ...]:
     """The detectors this deployment runs: ``settings.REDACTION_DETECTORS``, empty meaning all."""
-    from django.conf import settings
+    return _enabled(getattr(_settings(), "REDACTION_DETECTORS", None) or ())
+
+
+def _enabled(names: Iterable[str] | str) -> tuple[str, ...]:
     from django.core.exceptions import ImproperlyConfigured
 
-    names = getattr(settings, "REDACTION_DETECTORS", None) or ()
     if isinstance(names, str):
         names = names.split(",")
     try:
@@ -75,36 +88,99 @@ def _check_region(region: str) -> str:
     return region
 
 
-def _settings_configured() -> bool:
+@lru_cache(maxsize=1)
+def _settings() -> Any:
+    """``django.conf.settings``, imported on first use (the module runs without Django)."""
     from django.conf import settings
 
-    return settings.configured or bool(os.environ.get("DJANGO_SETTINGS_MODULE"))
+    return settings
+
+
+_configured = False  # settings once configured stay so: no need to ask again
+
+
+def _settings_configured() -> bool:
+    global _configured
+    if not _configured:
+        _configured = _settings().configured
+    return _configured or bool(os.environ.get("DJANGO_SETTINGS_MODULE"))
 
 
 def _settings_region() -> str:
-    from django.conf import settings
+    return _region_setting(getattr(_settings(), "REDACTION_PHONE_REGION", None))
+
+
+def _region_setting(region: str | None) -> str:
     from django.core.exceptions import ImproperlyConfigured
 
-    region = getattr(settings, "REDACTION_PHONE_REGION", None) or DEFAULT_PHONE_REGION
     try:
-        return _check_region(region)
+        return _check_region(region or DEFAULT_PHONE_REGION)
     except ValueError as exc:
         raise ImproperlyConfigured(f"REDACTION_PHONE_REGION: {exc}") from None
 
 
-@lru_cache(maxsize=64)
-def _options(phone_region: str) -> Options:
-    return Options(phone_region=phone_region)
+@dataclass(frozen=True, slots=True, eq=False)  # eq=False: hashed by identity, cheaply
+class _Choice:
+    """What one call runs: the detectors and the options."""
+
+    detectors: tuple[Detector, ...]
+    options: Options
+    # The detectors' scans grouped by prefilter, each prefilter asked once per text ("has a
+    # digit run" serves cards, SSNs and phones). The order of the candidates does not matter:
+    # overlaps are resolved by span, length and rank.
+    steps: tuple[
+        tuple[Callable[[Scan], bool], tuple[Callable[[Scan], Iterable[Finding]], ...]], ...
+    ]
 
 
 @lru_cache(maxsize=256)
-def _detectors_named(names: tuple[str, ...]) -> tuple[Detector, ...]:
-    return tuple(DETECTORS[n] for n in check_detectors(names))
+def _choice(names: tuple[str, ...], phone_region: str) -> _Choice:
+    chosen = tuple(DETECTORS[n] for n in check_detectors(names))
+    return _choice_of(chosen, Options(phone_region=phone_region))
 
 
-def _resolve(
-    detectors: Iterable[str] | None, phone_region: str | None
-) -> tuple[tuple[Detector, ...], Options]:
+def _choice_of(chosen: tuple[Detector, ...], options: Options) -> _Choice:
+    steps: dict[Callable[[Scan], bool], list[Callable[[Scan], Iterable[Finding]]]] = {}
+    for d in chosen:
+        steps.setdefault(d.prefilter, []).append(d.scan)
+    return _Choice(
+        chosen,
+        options,
+        tuple((prefilter, tuple(scans)) for prefilter, scans in steps.items()),
+    )
+
+
+def _resolve(detectors: Iterable[str] | None, phone_region: str | None) -> _Choice:
+    # The choice is checked once per distinct arguments (or settings), not on every call.
+    if isinstance(detectors, (tuple, str)) and isinstance(phone_region, str):
+        return _resolve_explicit(detectors, phone_region)
+    if detectors is None and phone_region is None:  # the deployment's (the live filter's)
+        if not _settings_configured():
+            return _resolve_explicit(tuple(DETECTORS), DEFAULT_PHONE_REGION)
+        settings = _settings()
+        names = getattr(settings, "REDACTION_DETECTORS", None) or ()
+        return _resolve_settings(
+            names if isinstance(names, str) else tuple(names),
+            getattr(settings, "REDACTION_PHONE_REGION", None),
+            tuple(DETECTORS),
+        )
+    return _resolve_checked(detectors, phone_region)
+
+
+@lru_cache(maxsize=64)
+def _resolve_settings(
+    names: tuple[str, ...] | str, region: str | None, known: tuple[str, ...]
+) -> _Choice:
+    # ``known``: the registry's names, in the key because empty settings mean all of them.
+    return _choice(_enabled(names), _region_setting(region))
+
+
+@lru_cache(maxsize=256)
+def _resolve_explicit(detectors: tuple[str, ...] | str, phone_region: str) -> _Choice:
+    return _resolve_checked(detectors, phone_region)
+
+
+def _resolve_checked(detectors: Iterable[str] | None, phone_region: str | None) -> _Choice:
     configured = (detectors is None or phone_region is None) and _settings_configured()
     if detectors is None:
         names = enabled_detectors() if configured else tuple(DETECTORS)
@@ -116,7 +192,7 @@ def _resolve(
         phone_region = _settings_region() if configured else DEFAULT_PHONE_REGION
     else:
         phone_region = _check_region(phone_region)
-    return _detectors_named(names), _options(phone_region)
+    return _choice(names, phone_region)
 
 
 def find(
@@ -128,8 +204,7 @@ def find(
     when Django settings are not configured). ``phone_region``: the region national phone
     numbers are read in (default: ``settings.REDACTION_PHONE_REGION``, else "US").
     """
-    chosen, options = _resolve(detectors, phone_region)
-    return _find(text, chosen, options)
+    return _resolved(text, _resolve(detectors, phone_region))[0]
 
 
 # A finding joined to more digits by a run's separators ("... 1111 12/27"): once replaced,
@@ -141,18 +216,16 @@ _RUN_AFTER = re.compile(r"[ \-.()/]{0,3}\+?\d|[,.:/]\w|::|[\w+\-@%$#€£]")
 _BY_SPAN = operator.itemgetter(1, 2)  # Finding.start, Finding.end
 
 
-def _find(text: str, chosen: tuple[Detector, ...], options: Options) -> list[Finding]:
-    return _resolved(text, chosen, options)[0]
-
-
-def _resolved(
-    text: str, chosen: tuple[Detector, ...], options: Options
-) -> tuple[list[Finding], bool]:
+def _resolved(text: str, choice: _Choice) -> tuple[list[Finding], bool]:
     """The findings without overlaps, and whether overlapping candidates were dropped."""
     if not text:
         return [], False
-    scan = Scan(text, options)
-    candidates = [f for d in chosen if d.prefilter(scan) for f in d.scan(scan)]
+    scan = Scan(text, choice.options)
+    candidates: list[Finding] = []
+    for prefilter, scans in choice.steps:
+        if prefilter(scan):
+            for detector_scan in scans:
+                candidates += detector_scan(scan)
     if len(candidates) < 2:
         return candidates, False
     candidates.sort(key=_BY_SPAN)
@@ -179,6 +252,16 @@ def _resolved(
     return kept, True
 
 
+def forget_validations() -> None:
+    """Empty the memos of the dear validators (phonenumbers, stdnum's IBAN formats).
+
+    Their answers never change; ``bench/redaction.py`` empties them before each timed pass so
+    that a pass over a corpus does not reuse the validations of the one before it.
+    """
+    _valid_national_number.cache_clear()
+    _iban_valid.cache_clear()
+
+
 def placeholder(finding: Finding) -> str:
     detector = DETECTORS.get(finding.kind)
     if detector is None:
@@ -190,12 +273,13 @@ def redact(
     text: str, *, detectors: Iterable[str] | None = None, phone_region: str | None = None
 ) -> str:
     """``text`` with every finding replaced by its placeholder (see ``find`` for the options)."""
-    chosen, options = _resolve(detectors, phone_region)
-    return _redact(text, chosen, options)
+    return _redact(text, _resolve(detectors, phone_region))
 
 
-def _redact(text: str, chosen: tuple[Detector, ...], options: Options) -> str:
-    findings, dropped = _resolved(text, chosen, options)
+def _redact(text: str, choice: _Choice) -> str:
+    findings, dropped = _resolved(text, choice)
+    if not findings:
+        return text  # the usual answer (``dropped`` implies findings kept)
     redacted = apply_findings(text, findings)
     # A replacement changes what is around it. It can cut a run of digits in two
     # ("4111111111111111)2012000000" is one run, not a phone number; "[card ••1111])2012000000"
@@ -209,7 +293,7 @@ def _redact(text: str, chosen: tuple[Detector, ...], options: Options) -> str:
         ):
             break
         text = redacted
-        findings, dropped = _resolved(text, chosen, options)
+        findings, dropped = _resolved(text, choice)
         if not findings:
             break
         redacted = apply_findings(text, findings)
@@ -238,12 +322,12 @@ def redact_value(
     A number whose digits are a valid card number (a PAN stored as a JSON number) becomes the
     card's placeholder: the only kind whose digits are distinctive enough to judge a bare number.
     """
-    chosen, options = _resolve(detectors, phone_region)
-    card = DETECTORS["card"] in chosen
+    choice = _resolve(detectors, phone_region)
+    card = DETECTORS["card"] in choice.detectors
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
-            return _redact(v, chosen, options)
+            return _redact(v, choice)
         if isinstance(v, dict):
             return {k: walk(item) for k, item in v.items()}
         if isinstance(v, (list, tuple)):
