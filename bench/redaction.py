@@ -20,9 +20,7 @@ their kind; precision = found / (found + fp), recall = tp / (tp + fn). ``MB/s`` 
 detector alone over the corpus; ``all`` is detection with every detector (``find``), the
 counterpart of Presidio's ``analyze``; ``redact`` adds the replacing. Presidio: ``AnalyzerEngine``
 with a ``NoOpNlpEngine`` (no spaCy model) and only its pattern recognizers for the six kinds it
-has (no secret recognizer), best of two passes; ours best of five. Before each timed pass the
-memos of the dear validators are emptied (``forget_validations``: phonenumbers, stdnum's IBAN
-formats), so that no pass reuses the validations of the one before. Targets: precision >= 0.98
+has (no secret recognizer), best of two passes; ours best of five. Targets: precision >= 0.98
 and recall >= 0.99 for every kind, throughput >= 50x Presidio's. The ratio is the figure to
 track: absolute MB/s vary with the machine and with what else runs on it.
 
@@ -35,10 +33,10 @@ looks for findings over all the text it holds (48 characters and more), then red
 releases.
 
 Last measured (December 2026, a shared 2-CPU machine; ratios of runs a minute apart swing by
-about 20%): on deltas, find 58-63x Presidio (7.7-8.0 µs a delta against 460-490), redact
-52-59x, hold-back 12x (40 µs a delta); before the work of issue 15, find 41-65x (median 48),
-hold-back 8-10x. The whole snippets: 50-51x (before: 44-48x). Precision and recall 1.0 for
-every kind, before and after.
+about 20%): on deltas, find 59-61x Presidio (7.5-7.9 µs a delta against 460-470), redact
+54-56x, hold-back 9-11x (42-55 µs a delta); before the work of issue 15, find 41-65x (median
+48), hold-back 8-10x. The whole snippets: 52x (before: 44-48x). Precision and recall 1.0 for
+every kind, before and after. No validation is memoised (a memo would keep customers' numbers).
 
     .venv/bin/python bench/redaction.py [--snippets 3000] [--seed 20261129] [--quick] [--misses]
         [--deltas-only] [--no-presidio]
@@ -74,7 +72,6 @@ from conversations.projection.redaction import (
     DETECTORS,
     Finding,
     find,
-    forget_validations,
     redact,
 )
 
@@ -625,12 +622,10 @@ def score(snippets: list[Snippet], predictions: list[list[Span]]) -> dict[str, S
 
 
 def timed(fn: Callable[[str], object], texts: Iterable[str], repeat: int) -> float:
-    """The best wall-clock time of ``repeat`` passes of ``fn`` over ``texts``, each pass with
-    the validators' memos emptied (``forget_validations``): no pass reuses another's work."""
+    """The best wall-clock time of ``repeat`` passes of ``fn`` over ``texts``."""
     texts = list(texts)
     best = float("inf")
     for _ in range(repeat):
-        forget_validations()
         start = time.perf_counter()
         for text in texts:
             fn(text)

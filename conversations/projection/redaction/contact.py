@@ -239,13 +239,9 @@ def _phone_in(
     return Finding("phone", start, end, str(national)[-2:])
 
 
-@lru_cache(maxsize=4096)
 def _valid_national_number(run: str, region: str) -> int | None:
-    """The national number of the phone number ``run`` is, when phonenumbers calls it valid.
-
-    Memoised (``pipeline.forget_validations``): validation is the dearest step of a phone
-    (about 25 µs), and the live hold-back reads a pending number again on each delta.
-    """
+    """The national number of the phone number ``run`` is, when phonenumbers calls it valid
+    (the dearest step of a phone, about 25 µs; not memoised: a memo would keep the numbers)."""
     number = _phone_number(run, run.translate(_NOT_DIGITS), _national_shape(region), region)
     if number is None or not phonenumbers.is_valid_number(number):
         return None

