@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -97,9 +98,43 @@ def prepare() -> tuple[dict[str, str], int, str, str, str, str]:
     )
 
 
-def start_server(env: dict[str, str], port: int, log: Path) -> subprocess.Popen[bytes]:
+def serve_profiled(port: int, out: str) -> int:
+    """uvicorn in this process under cProfile (``--profile``): the stats to ``out`` at its end."""
+    import cProfile
+    import signal
+
+    import uvicorn
+
+    config = uvicorn.Config(
+        "console.asgi:application", host=HOST, port=port, log_level="warning", access_log=False
+    )
+    server = uvicorn.Server(config)
+    # uvicorn re-raises SIGTERM once it has stopped, which would end the process before the dump.
+    server.capture_signals = contextlib.nullcontext  # type: ignore[method-assign]
+    signal.signal(signal.SIGTERM, lambda *_: setattr(server, "should_exit", True))
+    profiler = cProfile.Profile()
+    profiler.enable()
+    server.run()
+    profiler.disable()
+    profiler.dump_stats(out)
+    return 0
+
+
+def print_profile(path: Path) -> None:
+    import pstats
+
+    for order in ("tottime", "cumulative"):
+        print(f"\n--- profile of the server, top 40 by {order} ---")
+        pstats.Stats(str(path), stream=sys.stdout).sort_stats(order).print_stats(40)
+
+
+def start_server(
+    env: dict[str, str], port: int, log: Path, profile: Path | None = None
+) -> subprocess.Popen[bytes]:
     command = [str(UVICORN), "console.asgi:application", "--host", HOST, "--port", str(port)]
     command += ["--no-access-log", "--log-level", "warning"]
+    if profile is not None:
+        command = [sys.executable, __file__, "--serve-profiled", str(port), str(profile)]
     server_env = {**os.environ, **env, "DJANGO_SETTINGS_MODULE": "console.settings"}
     with log.open("wb") as out:
         process = subprocess.Popen(command, env=server_env, stdout=out, stderr=out, cwd=ROOT)
@@ -232,7 +267,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--viewers", type=int, default=200)
     parser.add_argument("--deltas", type=int, default=2000)
     parser.add_argument("--quick", action="store_true", help="20 viewers, 200 deltas")
+    parser.add_argument(
+        "--profile", action="store_true", help="the server under cProfile: where its time goes"
+    )
+    parser.add_argument("--serve-profiled", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.serve_profiled:
+        return serve_profiled(int(args.serve_profiled[0]), args.serve_profiled[1])
     logging.getLogger("httpx").setLevel(logging.WARNING)
     if args.quick:
         args.viewers, args.deltas = 20, 200
@@ -244,7 +285,10 @@ def main(argv: list[str] | None = None) -> int:
     port = free_port()
     log = ROOT / "var" / "bench-live-uvicorn.log"
     log.parent.mkdir(exist_ok=True)
-    server = start_server(env, port, log)
+    profile = ROOT / "var" / "bench-live-server.prof" if args.profile else None
+    if profile is not None:
+        profile.unlink(missing_ok=True)
+    server = start_server(env, port, log, profile)
     base = f"http://{HOST}:{port}"
     body = {
         "conversation": external,
@@ -259,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.terminate()
         server.wait(timeout=20)
+    if profile is not None:
+        print_profile(profile)
     bare = asyncio.run(redis_run(env["REDIS_URL"], args.viewers, args.deltas))
     gap = percentile(live, 99) - percentile(bare, 99)
     report(
