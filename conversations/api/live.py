@@ -42,7 +42,7 @@ class LiveChunkCreateApi(APIView):
                 description="no service token, or not a valid one (`not_authenticated`)",
             ),
             409: OpenApiResponse(
-                ErrorSerializer, description="`customer_mismatch`, `gap_too_long`"
+                ErrorSerializer, description="`customer_mismatch`, `gap_too_long`, `busy`"
             ),
             410: OpenApiResponse(ErrorSerializer, description="`gone`: deleted conversation"),
             413: OpenApiResponse(ErrorSerializer, description="`too_large`"),
