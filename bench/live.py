@@ -18,7 +18,11 @@ of the p99s: the figure to track (target: within 50 ms on this machine). The hol
 top, the time until 48 more characters arrive (at a provider's ~50 tokens/s, about 0.25 s), which
 is reported from the posting rate but is the stream's pace, not the server's.
 
-    .venv/bin/python bench/live.py [--viewers 200] [--deltas 2000] [--quick]
+``--profile`` runs the server under cProfile (in this script's own process, ``--serve-profiled``)
+and prints where its event loop's time goes (the delays it prints are then slowed by the
+profiler; the sync views run in threads, which cProfile does not see).
+
+    .venv/bin/python bench/live.py [--viewers 200] [--deltas 2000] [--quick] [--profile]
 """
 
 from __future__ import annotations
