@@ -20,11 +20,14 @@ answers). The hold-back adds, on top, the time until 48 more characters arrive (
 ~50 tokens/s, about 0.25 s), which is reported from the posting rate but is the stream's pace,
 not the server's.
 
+The poster sends each chunk once the last was answered (a faster server is then measured at a
+higher rate), or at ``--rate`` chunks per second: compare versions at the same rate.
+
 ``--profile`` runs the server under cProfile (in this script's own process, ``--serve-profiled``)
 and prints where its event loop's time goes (the delays it prints are then slowed by the
 profiler; the sync views run in threads, which cProfile does not see).
 
-    .venv/bin/python bench/live.py [--viewers 200] [--deltas 2000] [--quick] [--profile]
+    .venv/bin/python bench/live.py [--viewers 200] [--deltas 2000] [--rate 25] [--quick] [--profile]
 """
 
 from __future__ import annotations
@@ -196,9 +199,13 @@ def post_all(
     parts: list[str],
     starts: list[float],
     posts: list[float],
+    rate: float,
 ) -> None:
     with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}) as c:
+        t0 = time.perf_counter()
         for seq, chunk in enumerate(parts):
+            if rate:  # paced: chunk k at t0 + k / rate (or at once when behind)
+                time.sleep(max(0.0, t0 + seq / rate - time.perf_counter()))
             starts.append(time.perf_counter())
             r = c.post("/api/v1/live/chunks", json={**body, "seq": seq, "chunk": chunk})
             posts.append((time.perf_counter() - starts[-1]) * 1000)
@@ -207,7 +214,14 @@ def post_all(
 
 
 async def live_run(
-    base: str, pk: int, session: str, body: dict[str, Any], token: str, viewers: int, deltas: int
+    base: str,
+    pk: int,
+    session: str,
+    body: dict[str, Any],
+    token: str,
+    viewers: int,
+    deltas: int,
+    rate: float = 0.0,
 ) -> tuple[list[float], list[float], float]:
     arrivals: list[dict[int, float]] = []
     connected: list[int] = []
@@ -222,7 +236,7 @@ async def live_run(
     parts = chunks(deltas)
     starts: list[float] = []
     posts: list[float] = []
-    thread = threading.Thread(target=post_all, args=(base, token, body, parts, starts, posts))
+    thread = threading.Thread(target=post_all, args=(base, token, body, parts, starts, posts, rate))
     t0 = time.perf_counter()
     thread.start()
     await asyncio.wait_for(asyncio.gather(*tasks), timeout=600)
@@ -281,6 +295,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deltas", type=int, default=2000)
     parser.add_argument("--quick", action="store_true", help="20 viewers, 200 deltas")
     parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.0,
+        help="chunks posted per second (default 0: each as soon as the last was answered)",
+    )
+    parser.add_argument(
         "--profile", action="store_true", help="the server under cProfile: where its time goes"
     )
     parser.add_argument("--serve-profiled", nargs=2, help=argparse.SUPPRESS)
@@ -311,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     try:
         live, posts, rate_ = asyncio.run(
-            live_run(base, pk, session, body, token, args.viewers, args.deltas)
+            live_run(base, pk, session, body, token, args.viewers, args.deltas, args.rate)
         )
     finally:
         server.terminate()
@@ -323,6 +343,7 @@ def main(argv: list[str] | None = None) -> int:
     report(
         [
             ("viewers x deltas", f"{args.viewers} x {args.deltas}"),
+            ("posting", f"{args.rate:g} chunks/s" if args.rate else "as fast as answered"),
             ("chunk POST -> viewer p50", f"{percentile(live, 50):.1f} ms"),
             ("chunk POST -> viewer p99", f"{percentile(live, 99):.1f} ms"),
             ("bare Redis pub/sub p50", f"{percentile(bare, 50):.1f} ms"),
