@@ -21,7 +21,7 @@ from ..live.services import (
     live_exchange_close,
 )
 from ..models import ServiceToken
-from ..selectors import conversation_by_external_id
+from ..selectors import conversation_by_external_id, conversation_owner_by_external_id
 from .errors import ApiError
 from .serializers import ErrorSerializer
 
@@ -42,7 +42,7 @@ class LiveChunkCreateApi(APIView):
                 description="no service token, or not a valid one (`not_authenticated`)",
             ),
             409: OpenApiResponse(
-                ErrorSerializer, description="`customer_mismatch`, `gap_too_long`"
+                ErrorSerializer, description="`customer_mismatch`, `gap_too_long`, `busy`"
             ),
             410: OpenApiResponse(ErrorSerializer, description="`gone`: deleted conversation"),
             413: OpenApiResponse(ErrorSerializer, description="`too_large`"),
@@ -58,12 +58,13 @@ class LiveChunkCreateApi(APIView):
         if refused:
             r = refused[0]
             raise ApiError(r.detail, code=r.code, field=r.field, status_code=r.status)
-        conversation = conversation_by_external_id(data.conversation)
-        if conversation is None:
+        owner = conversation_owner_by_external_id(data.conversation)
+        if owner is None:
             # A conversation's first exchange is seen once stored: live viewers watch a
             # conversation they can open, and there is none yet.
             return Response({"status": "not_stored", "next_seq": 0}, status=202)
-        if conversation.customer_external_id != data.customer:
+        conversation_id, customer = owner
+        if customer != data.customer:
             raise ApiError(
                 "the conversation belongs to another customer",
                 code="customer_mismatch",
@@ -71,7 +72,7 @@ class LiveChunkCreateApi(APIView):
                 status_code=409,
             )
         try:
-            result = live_chunk_ingest(conversation_id=conversation.pk, data=data)
+            result = live_chunk_ingest(conversation_id=conversation_id, data=data)
         except LiveRefused as exc:
             raise ApiError(
                 exc.detail, code=exc.code, field=exc.field, status_code=exc.status

@@ -3,7 +3,11 @@
 ``data_key_for(conversation_id, create=True)`` returns the plaintext data key for one conversation,
 creating it on first use; ``data_keys_for(ids)`` reads many in one query. Plaintext keys are never
 cached beyond the call that asked: destroying a key row (``data_key_destroy``) must make the
-conversation unreadable at once, in every process.
+conversation unreadable at once, in every process. One exception, bounded by Redis state: a web
+process keeps the key of a conversation whose live exchange is in flight, and uses it only while
+that exchange's state is in Redis (``conversations/live/state.py``, ``key_kept``); the erase path
+deletes that state (``live.state.forget``), and the ingest guard refuses the chunks of an erased
+conversation before it (its tombstone is committed before the key is destroyed).
 
 The keys database is separate from the main one, so a transaction on the main database does not
 cover a key: a key is created (and committed) before the rows it encrypts, and destroyed (and

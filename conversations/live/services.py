@@ -37,19 +37,39 @@ def _new(fmt: str) -> dict[str, Any]:
     return {"format": fmt, "next": 0, "held": [], "public": None, "secret": None}
 
 
+def _data_key(conversation_id: int, begun: state.Begun) -> bytes:
+    """The conversation's data key: kept in process only while the exchange's state is in Redis
+    (an erasure forgets that state, so the chunk after it reads the key, and finds it destroyed:
+    ``KeyDestroyed``)."""
+    if begun.raw is not None:
+        kept = state.key_kept(conversation_id)
+        if kept is not None:
+            return kept
+    data_key = data_key_for(conversation_id)
+    state.key_keep(conversation_id, data_key)
+    return data_key
+
+
 def live_chunk_ingest(
     *, conversation_id: int, data: ChunkInput, now: float | None = None
 ) -> ChunkResult:
     """Read one chunk of a live exchange: in ``seq`` order (an early one is held, encrypted,
     until the gap fills; a repeated one is a no-op), through the format's filter; its visible
-    events published on the conversation's channel."""
+    events published on the conversation's channel. Two Redis round trips (``state.begin``:
+    the closed mark, the lock, the state; ``state.commit``: the writes, the publish, the
+    unlock)."""
     h = state.exchange_hash(conversation_id, data.exchange)
-    if state.is_closed(h):
+    try:
+        begun = state.begin(h)
+    except state.LockTimeout:
+        raise _busy() from None
+    if begun.closed:
         return ChunkResult("closed", 0, 0)
-    data_key = data_key_for(conversation_id)
-    now = time.time() if now is None else now
-    with state.locked(h):
-        st = state.load(h, data_key) or _new(data.format)
+    committed = False
+    try:
+        data_key = _data_key(conversation_id, begun)
+        now = time.time() if now is None else now
+        st = _new(data.format) if begun.raw is None else state.unseal(h, data_key, begun.raw)
         if data.seq < st["next"] or data.seq in st["held"]:
             return ChunkResult("duplicate", st["next"], 0)
         secret = st["secret"] or {"tail": "", "pending": {}}
@@ -65,8 +85,10 @@ def live_chunk_ingest(
             early[str(data.seq)] = data.chunk
             st["held"].append(data.seq)
             st["secret"] = secret
-            state.save(h, data_key, st)
-            state.publish(conversation_id, h, [])
+            kept = state.commit(conversation_id, begun, h, data_key, st, [])
+            committed = True
+            if kept is None:
+                return ChunkResult("closed", 0, 0)
             return ChunkResult("held", st["next"], 0)
         f = filter_for(st["format"], {"public": st["public"], "secret": secret})
         events = f.feed(data.chunk, now=now)
@@ -76,9 +98,26 @@ def live_chunk_ingest(
             events += f.feed(early.pop(str(st["next"])), now=now)
             st["next"] += 1
         st["public"], st["secret"] = f.public, f.secret
-        state.save(h, data_key, st)
-        published = state.publish(conversation_id, h, events)
+        published = state.commit(conversation_id, begun, h, data_key, st, events)
+        committed = True
+    except state.LockLost:
+        raise _busy() from None
+    finally:
+        if not committed:  # (the commit releases the lock)
+            state.release(begun, h)
+    if published is None:  # closed or erased while this chunk was read: nothing written
+        return ChunkResult("closed", 0, 0)
     return ChunkResult("published", st["next"], len(published))
+
+
+def _busy() -> LiveRefused:
+    return LiveRefused(
+        "another chunk of this exchange held it too long; nothing of this one was kept, send it "
+        "again",
+        code="busy",
+        field="exchange",
+        status=409,
+    )
 
 
 def live_exchange_close(

@@ -11,6 +11,11 @@ Keys (``LIVE_KEY_PREFIX``, then):
   after the last chunk: that is the idle close.
 - ``closed:<h>``: an exchange closed by its POST (late chunks are no-ops), a day.
 - ``lock:<h>``: one chunk of an exchange at a time, across web processes.
+
+A chunk costs two round trips, each one Lua script: ``begin`` (the closed mark, the lock, the
+state) and ``commit`` (the state, the counter, the log, the publish, "Live now", the unlock; the
+ids assigned in Redis). ``commit`` writes nothing when its lock expired meanwhile, or when the
+state it read was deleted meanwhile (closed, idle, or an erasure's ``forget``).
 - ``log:<pk>`` (a list of the last ``LIVE_EVENTS_KEPT`` events, for ``Last-Event-ID``),
   ``n:<pk>`` (the event counter), channel ``c:<pk>`` (pub/sub): the conversation's events, only
   the filter's visible events, so only redacted text.
@@ -23,9 +28,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import secrets
+import threading
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
@@ -60,6 +68,200 @@ def exchange_hash(conversation_id: int, exchange: str) -> str:
 
 def _aad(h: str) -> bytes:
     return f"live|exchange={h}".encode()
+
+
+LOCK_SECONDS = 10
+LOCK_WAIT_SECONDS = 10.0
+
+# One chunk's reads: the closed mark, the lock, the state, in one round trip.
+# KEYS: closed:<h>, lock:<h>, x:<h>; ARGV: the lock's token, its life in ms.
+_BEGIN = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return {'closed'} end
+if not redis.call('SET', KEYS[2], ARGV[1], 'NX', 'PX', ARGV[2]) then return {'locked'} end
+local raw = redis.call('GET', KEYS[3])
+if raw then return {'ok', raw} end
+return {'ok'}
+"""
+
+# One chunk's writes, with the lock's release, in one round trip: nothing is written when the
+# lock is no longer this chunk's, or when the state it read is gone meanwhile (closed, expired,
+# or forgotten by an erasure: a chunk read before must not bring it back).
+# KEYS: lock:<h>, x:<h>, n:<pk>, log:<pk>, now, open:<pk>, channel c:<pk>
+# ARGV: token, had state (1/0), state, idle seconds, events kept, now, pk, h, exchange label,
+#       then each event's JSON without its opening brace.
+_COMMIT = """
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {'lost'} end
+if ARGV[2] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('DEL', KEYS[1])
+  return {'gone'}
+end
+local idle = tonumber(ARGV[4])
+redis.call('SET', KEYS[2], ARGV[3], 'EX', idle)
+local n = #ARGV - 9
+local first = 0
+if n > 0 then
+  local last = redis.call('INCRBY', KEYS[3], n)
+  first = last - n + 1
+  local head = ', "exchange": "' .. ARGV[9] .. '", '
+  for i = 1, n do
+    local text = '{"id": ' .. string.format('%d', first + i - 1) .. head .. ARGV[9 + i]
+    redis.call('RPUSH', KEYS[4], text)
+    redis.call('PUBLISH', KEYS[7], text)
+  end
+  redis.call('LTRIM', KEYS[4], -tonumber(ARGV[5]), -1)
+  redis.call('EXPIRE', KEYS[4], idle * 10)
+  redis.call('EXPIRE', KEYS[3], 86400)
+end
+redis.call('ZADD', KEYS[5], ARGV[6], ARGV[7])
+redis.call('SADD', KEYS[6], ARGV[8])
+redis.call('EXPIRE', KEYS[6], idle)
+redis.call('DEL', KEYS[1])
+return {'ok', first}
+"""
+
+# KEYS: lock:<h>; ARGV: token.
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+@cache
+def _script(url: str, text: str) -> Any:
+    return _client(url).register_script(text)
+
+
+def _run(text: str, keys: list[str], args: list[Any]) -> Any:
+    return _script(settings.REDIS_URL, text)(keys=keys, args=args)
+
+
+class LockTimeout(Exception):
+    """Another chunk of the exchange held its lock for longer than ``LOCK_WAIT_SECONDS``."""
+
+
+class LockLost(Exception):
+    """The chunk outlived its lock (``LOCK_SECONDS``): it wrote nothing."""
+
+
+@dataclass(frozen=True, slots=True)
+class Begun:
+    """A chunk's start: ``closed`` (a no-op), or the exchange locked for it (``token``) with its
+    raw state (None for a new exchange)."""
+
+    closed: bool
+    token: str = ""
+    raw: bytes | None = None
+
+
+def begin(h: str) -> Begun:
+    """The closed mark, the lock and the state of an exchange, in one round trip (the lock
+    retried every 2 ms while another chunk holds it, for up to ``LOCK_WAIT_SECONDS``)."""
+    token = secrets.token_hex(16)
+    keys = [key("closed", h), key("lock", h), key("x", h)]
+    deadline = time.monotonic() + LOCK_WAIT_SECONDS
+    while True:
+        out: Any = _run(_BEGIN, keys, [token, LOCK_SECONDS * 1000])
+        if out[0] == b"closed":
+            return Begun(closed=True)
+        if out[0] == b"ok":
+            return Begun(closed=False, token=token, raw=out[1] if len(out) > 1 else None)
+        if time.monotonic() > deadline:
+            raise LockTimeout(h)
+        time.sleep(0.002)
+
+
+def unseal(h: str, data_key: bytes, raw: bytes) -> dict[str, Any]:
+    state: dict[str, Any] = json.loads(raw)
+    sealed = base64.b64decode(state.pop("sealed"))
+    state["secret"] = json.loads(crypto.decrypt(data_key, sealed, _aad(h)))
+    return state
+
+
+def _sealed(h: str, data_key: bytes, state: dict[str, Any]) -> str:
+    secret = json.dumps(state["secret"], ensure_ascii=False).encode()
+    stored = {k: v for k, v in state.items() if k != "secret"}
+    stored["sealed"] = base64.b64encode(crypto.encrypt(data_key, secret, _aad(h))).decode()
+    return json.dumps(stored)
+
+
+def commit(
+    conversation_id: int,
+    begun: Begun,
+    h: str,
+    data_key: bytes,
+    state: dict[str, Any],
+    events: Iterable[Event],
+) -> list[Event] | None:
+    """Save the state, give each event its id (the conversation's counter) and the exchange,
+    keep it in the log, publish it, mark the conversation live, release the lock: one round
+    trip, one script. The events as published; None when the state read was gone meanwhile
+    (nothing written). Raises ``LockLost`` when the lock expired under the chunk."""
+    label = h[:12]
+    events = [{k: v for k, v in e.items() if k not in ("id", "exchange")} for e in events]
+    bodies = [json.dumps(e, ensure_ascii=False) for e in events]
+    keys = [
+        key("lock", h),
+        key("x", h),
+        key("n", conversation_id),
+        key("log", conversation_id),
+        key("now"),
+        key("open", conversation_id),
+        channel(conversation_id),
+    ]
+    args: list[Any] = [
+        begun.token,
+        1 if begun.raw is not None else 0,
+        _sealed(h, data_key, state),
+        settings.LIVE_IDLE_SECONDS,
+        settings.LIVE_EVENTS_KEPT,
+        repr(time.time()),
+        str(conversation_id),
+        h,
+        label,
+        *(b[1:] for b in bodies),
+    ]
+    out: Any = _run(_COMMIT, keys, args)
+    if out[0] == b"lost":
+        raise LockLost(h)
+    if out[0] == b"gone":
+        return None
+    first = int(out[1])
+    return [{"id": first + i, "exchange": label, **e} for i, e in enumerate(events)]
+
+
+def release(begun: Begun, h: str) -> None:
+    _run(_RELEASE, [key("lock", h)], [begun.token])
+
+
+# The unwrapped data keys of conversations with a live exchange in flight, in this process, so a
+# chunk does not read its key from the keys database each time (``services.live_chunk_ingest``
+# uses one only for an exchange whose state it found in Redis; an erasure's ``forget`` deletes
+# that state, so the chunk after it reads the key again, and finds it destroyed).
+KEYS_KEPT = 1024
+_keys: dict[int, tuple[bytes, float]] = {}
+_keys_lock = threading.Lock()
+
+
+def key_kept(conversation_id: int) -> bytes | None:
+    with _keys_lock:
+        kept = _keys.get(conversation_id)
+    if kept is None or kept[1] < time.monotonic():
+        return None
+    return kept[0]
+
+
+def key_keep(conversation_id: int, data_key: bytes) -> None:
+    """Keep ``data_key`` for ``LIVE_IDLE_SECONDS`` (the life of an idle exchange's state)."""
+    with _keys_lock:
+        _keys.pop(conversation_id, None)
+        _keys[conversation_id] = (data_key, time.monotonic() + settings.LIVE_IDLE_SECONDS)
+        while len(_keys) > KEYS_KEPT:
+            del _keys[next(iter(_keys))]
+
+
+def key_drop(conversation_id: int) -> None:
+    with _keys_lock:
+        _keys.pop(conversation_id, None)
 
 
 @contextmanager
@@ -137,6 +339,7 @@ def forget(conversation_id: int) -> int:
     states, its event log and counter, its place in "Live now". The erase path calls it: the
     held text was unreadable once the data key went, but the log of redacted visible text would
     otherwise linger until it expires. Returns the keys removed."""
+    key_drop(conversation_id)
     r = client()
     opened: Any = r.smembers(key("open", conversation_id))
     names = [key("x", h.decode() if isinstance(h, bytes) else h) for h in opened]

@@ -19,6 +19,15 @@ def conversation_by_external_id(external_id: str) -> Conversation | None:
     return Conversation.objects.filter(external_id=external_id).first()
 
 
+def conversation_owner_by_external_id(external_id: str) -> tuple[int, str] | None:
+    """The conversation's id and customer (one narrow row: on the hot path of live chunks)."""
+    return (
+        Conversation.objects.filter(external_id=external_id)
+        .values_list("pk", "customer_external_id")
+        .first()
+    )
+
+
 def conversation_message_raws(
     conversation: Conversation, *, include_superseded: bool = False
 ) -> list[str]:

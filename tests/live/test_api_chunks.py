@@ -217,3 +217,19 @@ def test_an_erased_conversation_is_410_and_its_held_text_unreadable(api: APIClie
     conversation_erase(pk)
     r = send(api, chunk_body(None, "live-erased", 1, 'pe":"ping"}\n\n'))
     assert (r.status_code, r.json()["error"], r.json()["field"]) == (410, "gone", "conversation")
+
+
+def test_a_chunk_that_waits_too_long_for_the_exchange_is_409_busy(
+    api: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pk = stored_conversation(api, "live-busy")
+    head = 'data: {"type":"message_start","message":{"id":"m","content":[]}}\n\n'
+    assert send(api, chunk_body(None, "live-busy", 0, head)).json()["status"] == "published"
+    h = state.exchange_hash(pk, "call-1")
+    monkeypatch.setattr(state, "LOCK_WAIT_SECONDS", 0.0)
+    holder = state.begin(h)  # another chunk of the exchange, being read
+    r = send(api, chunk_body(None, "live-busy", 1, "data: {}\n\n"))
+    assert (r.status_code, r.json()["error"], r.json()["field"]) == (409, "busy", "exchange")
+    state.release(holder, h)
+    r = send(api, chunk_body(None, "live-busy", 1, "data: {}\n\n"))
+    assert r.status_code == 202 and r.json() == {"status": "published", "next_seq": 2}

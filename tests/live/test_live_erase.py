@@ -9,7 +9,10 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
+from conversations.keystore.keys import KeyDestroyed
 from conversations.live import state
+from conversations.live.body import ChunkInput
+from conversations.live.services import live_chunk_ingest
 from retention.services import conversation_erase
 from tests.live.conftest import chunk_body, stored_conversation
 from tests.live.test_api_chunks import send
@@ -60,3 +63,51 @@ def test_erasure_forgets_the_live_streams_of_the_conversation(
     assert state.events_after(kept, 0) and kept in state.live_now()
     assert state.client().exists(state.key("x", state.exchange_hash(kept, "call-1")))
     assert conversation_erase(gone)[1] is None  # idempotent, with nothing left to forget
+
+
+def _chunk(name: str, seq: int, event: dict[str, object]) -> ChunkInput:
+    return ChunkInput(
+        conversation=name,
+        customer="cus_1",
+        format="anthropic.messages",
+        exchange="call-1",
+        seq=seq,
+        chunk=f"data: {json.dumps(event)}\n\n",
+    )
+
+
+def test_a_chunk_after_erasure_is_refused_though_a_process_kept_the_key(
+    api: APIClient, live_prefix: str
+) -> None:
+    """A web process keeps a conversation's data key while its exchange's state is in Redis;
+    erasure forgets that state, so the next chunk reads the key again and finds it destroyed,
+    in a process that still kept it too (forget drops it only in the erasing process)."""
+    pk = stored_conversation(api, "live-kept-key")
+    for seq, event in enumerate(OPEN[:3]):
+        assert send(api, chunk_body(None, "live-kept-key", seq, f"data: {json.dumps(event)}\n\n"))
+    kept = state.key_kept(pk)
+    assert kept is not None
+    conversation_erase(pk)
+    assert state.key_kept(pk) is None
+    state.key_keep(pk, kept)  # another web process, which kept it
+    with pytest.raises(KeyDestroyed):
+        live_chunk_ingest(conversation_id=pk, data=_chunk("live-kept-key", 3, OPEN[3]))
+    assert not {k for k in _keys(live_prefix) if k.endswith(f":{pk}")}
+    assert not state.events_after(pk, 0)
+
+
+def test_a_chunk_read_before_an_erasure_does_not_bring_its_state_back(
+    api: APIClient, live_prefix: str
+) -> None:
+    pk = stored_conversation(api, "live-race")
+    for seq, event in enumerate(OPEN[:3]):
+        assert send(api, chunk_body(None, "live-race", seq, f"data: {json.dumps(event)}\n\n"))
+    h = state.exchange_hash(pk, "call-1")
+    begun = state.begin(h)  # a chunk in flight: it read the state
+    data_key = state.key_kept(pk)
+    assert begun.raw is not None and data_key is not None
+    st = state.unseal(h, data_key, begun.raw)
+    conversation_erase(pk)  # meanwhile
+    text = {"type": "text", "block": 0, "text": "late"}
+    assert state.commit(pk, begun, h, data_key, st, [text]) is None
+    assert not {k for k in _keys(live_prefix) if k.endswith(f":{pk}") or k.endswith(f":{h}")}

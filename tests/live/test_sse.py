@@ -154,3 +154,109 @@ def test_under_wsgi_the_stream_is_a_204_and_the_page_works(world: Any, client: A
     agent = client_for(client, world, "agent")
     assert agent.get(f"/conversations/{world.billing.pk}/live").status_code == 204
     assert agent.get(f"/conversations/{world.billing.pk}/").status_code == 200
+
+
+def _numsub(channel: str) -> int:
+    from conversations.live import state
+
+    return int(dict(state.client().pubsub_numsub(channel))[channel.encode()])
+
+
+def test_the_streams_of_one_process_share_one_subscription(
+    world: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two viewers of one conversation and one of another, in one event loop: one Redis
+    subscription per conversation, each viewer gets its conversation's events; when one viewer
+    of a conversation leaves the other still gets them; when the last leaves, none is left."""
+    from console import live_views
+    from conversations.live import state
+
+    # The view's own generators: closing the test client's wrappers around them would leave
+    # them to the garbage collector, where a server cancels them when the client goes.
+    relays: list[Any] = []
+    relay = live_views._relay
+    monkeypatch.setattr(live_views, "_relay", lambda *a: relays.append(relay(*a)) or relays[-1])
+
+    billing, shipping = world.billing, world.shipping
+    pieces = cuts(STREAM.stream, random.Random(7))
+    half = len(pieces) // 2
+
+    async def frames_until(stream: Any, done: Callable[[list[dict[str, Any]]], bool]) -> list:
+        events: list[dict[str, Any]] = []
+        while not done(events):
+            chunk = await stream.__anext__()
+            events += [
+                json.loads(line[6:]) for line in chunk.decode().split("\n") if line[:6] == "data: "
+            ]
+        return events
+
+    async def go() -> None:
+        client = AsyncClient()
+        await client.aforce_login(world.users["admin"])
+        streams = []
+        for pk in (billing.pk, billing.pk, shipping.pk):
+            response = await client.get(f"/conversations/{pk}/live")
+            assert response.status_code == 200
+            stream = relays[-1]
+            assert await stream.__anext__() == b"retry: 2000\n\n"  # subscribed
+            streams.append(stream)
+        assert _numsub(state.channel(billing.pk)) == 1
+        assert _numsub(state.channel(shipping.pk)) == 1
+        await sync_to_async(feed)(billing, pieces[:half])
+        await sync_to_async(feed)(shipping, [STREAM.stream])
+        published = await sync_to_async(state.events_after)(billing.pk, 0)
+        assert published
+        first = await frames_until(streams[0], lambda es: len(es) >= len(published))
+        second = await frames_until(streams[1], lambda es: len(es) >= len(published))
+        assert first == second == published
+        other = await frames_until(streams[2], ended)
+        assert {e["exchange"] for e in other} == {state.exchange_hash(shipping.pk, "call-1")[:12]}
+        assert published_blocks(other) == list(STREAM.visible)
+        await streams[0].aclose()
+        await sync_to_async(feed)(billing, pieces[half:], half)
+        rest = await frames_until(streams[1], ended)
+        assert published_blocks(second + rest) == list(STREAM.visible)
+        assert _numsub(state.channel(billing.pk)) == 1
+        await streams[1].aclose()
+        await streams[2].aclose()
+        assert _numsub(state.channel(billing.pk)) == 0
+        assert _numsub(state.channel(shipping.pk)) == 0
+
+    async_to_sync(go)()
+    assert AuditEvent.objects.filter(code="conversation.viewed", details__page="live").count() == 3
+
+
+def test_an_idle_stream_gets_keepalives(world: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from console import live_views
+
+    monkeypatch.setattr(live_views, "KEEPALIVE_SECONDS", 0.02)
+
+    async def go() -> list[bytes]:
+        client = AsyncClient()
+        await client.aforce_login(world.users["agent"])
+        response = await client.get(f"/conversations/{world.billing.pk}/live")
+        stream = response.streaming_content.__aiter__()
+        chunks = [await stream.__anext__() for _ in range(3)]
+        await stream.aclose()
+        return chunks
+
+    assert async_to_sync(go)() == [b"retry: 2000\n\n", b": keepalive\n\n", b": keepalive\n\n"]
+
+
+def test_a_viewer_too_far_behind_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from console import live_views
+
+    monkeypatch.setattr(live_views, "MAX_PENDING_FRAMES", 3)
+
+    async def go() -> tuple[Any, Any, Any]:
+        viewer = live_views._Viewer()
+        for i in range(3):
+            viewer.push((i, b"f"))
+        kept = await viewer.take()
+        for i in range(4):
+            viewer.push((i, b"f"))
+        return kept, await viewer.take(), await viewer.take()
+
+    kept, cut, after = async_to_sync(go)()
+    assert kept == [(0, b"f"), (1, b"f"), (2, b"f")]
+    assert cut is None and after is None
