@@ -5,7 +5,9 @@ one read service (``conversation_live_read``, in a thread), then relays the conv
 channel as ``text/event-stream``. The events are the live filter's (``conversations/live/``):
 visible text already redacted, thinking as a duration and a count, never its text. A reconnect
 sends ``Last-Event-ID`` and gets the kept events after it first, then the channel, without
-duplicates (subscribed before the backlog is read, ids skipped up to the last sent).
+duplicates (subscribed before the backlog is read, ids skipped up to the last sent). One event
+is the relay's own: ``idle`` (no id), when the exchange last streamed has had its state expire
+without being closed by its POST (``_still_live``, asked at a keepalive).
 
 The streams of one event loop (one uvicorn process) share one Redis connection (``_Hub``): one
 subscription per watched conversation, each message parsed and framed once and handed to its
@@ -51,6 +53,36 @@ def _frame(event: dict[str, Any]) -> bytes:
     return f"id: {event['id']}\nevent: live\ndata: {data}\n\n".encode()
 
 
+# A frame as the hub hands it to viewers: the event's id, the frame, the exchange's label and
+# whether the event closes that exchange (the relay's idle notice follows the last two).
+_Item = tuple[int, bytes, str, bool]
+
+
+def _item(event: dict[str, Any]) -> _Item:
+    return (
+        int(event["id"]),
+        _frame(event),
+        str(event.get("exchange", "")),
+        event["type"] == "closed",
+    )
+
+
+async def _still_live(r: Any, pk: int, label: str) -> bool:
+    """Whether an exchange of the conversation whose label is ``label`` still has its state in
+    Redis (it expires ``LIVE_IDLE_SECONDS`` after the exchange's last chunk: the idle close)."""
+    opened: Any = await r.smembers(state.key("open", pk))
+    names = [m.decode() if isinstance(m, bytes) else m for m in opened]
+    alive = [h for h in names if h.startswith(label)]
+    return bool(alive) and bool(await r.exists(*(state.key("x", h) for h in alive)))
+
+
+def _idle_frame(label: str) -> bytes:
+    """The stream's notice that an exchange went quiet and was closed without its POST (the chat
+    backend stopped sending): no id, it is not in the log; the page stops its "Thinking…"."""
+    event = {"type": "idle", "exchange": label, "seconds": settings.LIVE_IDLE_SECONDS}
+    return f"event: live\ndata: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
+
+
 def _last_event_id(request: HttpRequest) -> int:
     raw = request.headers.get("Last-Event-ID") or request.GET.get("after") or "0"
     try:
@@ -65,13 +97,13 @@ class _Viewer:
     __slots__ = ("ended", "frames", "keepalive", "quiet", "wake")
 
     def __init__(self) -> None:
-        self.frames: list[tuple[int, bytes]] = []
+        self.frames: list[_Item] = []
         self.wake = asyncio.Event()
         self.ended = False
         self.quiet = False  # nothing pushed since the hub's last tick
         self.keepalive = False
 
-    def push(self, item: tuple[int, bytes]) -> None:
+    def push(self, item: _Item) -> None:
         if len(self.frames) >= MAX_PENDING_FRAMES:
             # Too slow a reader: its stream ends, its EventSource resumes from the log.
             self.end()
@@ -91,7 +123,7 @@ class _Viewer:
         self.frames = []
         self.wake.set()
 
-    async def take(self) -> list[tuple[int, bytes]] | None:
+    async def take(self) -> list[_Item] | None:
         """The frames waiting (all of them); [] for a keepalive; None once ended."""
         if not self.frames and not self.ended and not self.keepalive:
             await self.wake.wait()
@@ -200,7 +232,7 @@ class _Hub:
                         continue
                     try:
                         event = json.loads(data)
-                        item = (int(event["id"]), _frame(event))
+                        item = _item(event)
                     except (ValueError, TypeError, KeyError):
                         continue  # not one of state.publish's events
                     for v in tuple(viewers):
@@ -270,11 +302,15 @@ async def _relay(pk: int, after: int) -> AsyncIterator[bytes]:
             # A new viewer: the exchanges already closed are on the page as stored turns.
             closed = {e["exchange"] for e in backlog if e["type"] == "closed"}
             backlog = [e for e in backlog if e["exchange"] not in closed]
+        # The exchange whose events were sent last, unless they closed it: when its state in
+        # Redis expires (no chunk for LIVE_IDLE_SECONDS, no POST), the viewer is told so.
+        open_label = ""
         frames = []
         for event in backlog:
             if event["id"] > last:
                 last = event["id"]
                 frames.append(_frame(event))
+                open_label = "" if event["type"] == "closed" else str(event.get("exchange", ""))
         if frames:
             yield b"".join(frames)
         while True:
@@ -282,13 +318,18 @@ async def _relay(pk: int, after: int) -> AsyncIterator[bytes]:
             if waiting is None:
                 return
             if not waiting:
+                if open_label and not await _still_live(hub.redis, pk, open_label):
+                    yield _idle_frame(open_label)
+                    open_label = ""
+                    continue
                 yield b": keepalive\n\n"
                 continue
             fresh = []
-            for event_id, frame in waiting:
+            for event_id, frame, label, closes in waiting:
                 if event_id > last:
                     last = event_id
                     fresh.append(frame)
+                    open_label = "" if closes else label
             if fresh:
                 yield b"".join(fresh)
     finally:

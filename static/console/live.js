@@ -103,6 +103,15 @@ function start(section) {
           (firstText !== null ? ` · first text after ${firstText.toFixed(1)} s` : "") +
           (thoughtSeconds ? ` · thought ${thoughtSeconds.toFixed(1)} s` : "");
         break;
+      case "idle":
+        // No chunk for the idle time and no stored exchange: the chat backend stopped sending.
+        think = null;
+        clearInterval(timer);
+        thinking.hidden = true;
+        meta.textContent =
+          `Stopped streaming: nothing arrived for ${e.seconds} s and the exchange was not stored` +
+          (firstText !== null ? ` · first text after ${firstText.toFixed(1)} s` : "");
+        break;
       case "closed":
         refreshTimeline();
         break;

@@ -243,6 +243,41 @@ def test_an_idle_stream_gets_keepalives(world: Any, monkeypatch: pytest.MonkeyPa
     assert async_to_sync(go)() == [b"retry: 2000\n\n", b": keepalive\n\n", b": keepalive\n\n"]
 
 
+def test_an_exchange_gone_quiet_is_told_once_its_state_expires(
+    world: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chat backend that stops sending (no more chunks, no exchange POST): once the exchange's
+    state expires in Redis (the idle close), its viewers get an ``idle`` event, once, and the page
+    stops its "Thinking…"; while the state lives, only keepalives."""
+    from console import live_views
+    from conversations.live import state
+
+    monkeypatch.setattr(live_views, "KEEPALIVE_SECONDS", 0.02)
+    conversation = world.billing
+    pieces = cuts(STREAM.stream, random.Random(5))
+    feed(conversation, pieces[: len(pieces) // 3])  # thinking has started, the rest never comes
+
+    async def go() -> list[bytes]:
+        client = AsyncClient()
+        await client.aforce_login(world.users["agent"])
+        response = await client.get(f"/conversations/{conversation.pk}/live")
+        stream = response.streaming_content.__aiter__()
+        chunks = [await stream.__anext__() for _ in range(4)]  # retry, backlog, 2 keepalives
+        opened = state.client().smembers(state.key("open", conversation.pk))
+        for h in opened:  # the idle expiry, now
+            state.client().delete(state.key("x", h.decode()))
+        chunks += [await stream.__anext__() for _ in range(2)]
+        await stream.aclose()
+        return chunks
+
+    chunks = async_to_sync(go)()
+    assert chunks[2:4] == [b": keepalive\n\n", b": keepalive\n\n"]
+    idle = json.loads(chunks[4].decode().split("data: ", 1)[1])
+    assert idle["type"] == "idle" and idle["seconds"] > 0
+    assert idle["exchange"] in chunks[1].decode()
+    assert chunks[5] == b": keepalive\n\n"  # told once
+
+
 def test_a_viewer_too_far_behind_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
     from console import live_views
 
@@ -251,12 +286,12 @@ def test_a_viewer_too_far_behind_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> 
     async def go() -> tuple[Any, Any, Any]:
         viewer = live_views._Viewer()
         for i in range(3):
-            viewer.push((i, b"f"))
+            viewer.push((i, b"f", "x", False))
         kept = await viewer.take()
         for i in range(4):
-            viewer.push((i, b"f"))
+            viewer.push((i, b"f", "x", False))
         return kept, await viewer.take(), await viewer.take()
 
     kept, cut, after = async_to_sync(go)()
-    assert kept == [(0, b"f"), (1, b"f"), (2, b"f")]
+    assert kept == [(0, b"f", "x", False), (1, b"f", "x", False), (2, b"f", "x", False)]
     assert cut is None and after is None
