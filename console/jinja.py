@@ -46,31 +46,19 @@ _FAST = {
 }
 
 
-@lru_cache(maxsize=64)
-def _plan(fmt: str) -> tuple[str, ...] | None:
-    """``fmt`` split into format characters and literal text, or None when it needs Django's
-    DateFormat throughout (an escaped character)."""
-    if "\\" in fmt:
-        return None
-    return tuple(fmt)
-
-
 def date(value: Any, fmt: str = "N j, Y") -> str:
     """Django's ``date`` filter: an aware datetime in the active time zone, then ``fmt``."""
-    if value in (None, ""):
-        return ""
     if not isinstance(value, _date):
-        return ""
+        return ""  # None, "", anything but a date
     if isinstance(value, datetime):
         if timezone.is_naive(value):
             return defaultfilters.date(value, fmt)
         value = timezone.localtime(value)
-    plan = _plan(fmt)
-    if plan is None or not isinstance(value, datetime):
+    if "\\" in fmt or not isinstance(value, datetime):  # an escape, or a date: Django's own
         return dateformat.format(value, fmt)
     out: list[str] = []
     django_format: dateformat.DateFormat | None = None
-    for ch in plan:
+    for ch in fmt:
         fast = _FAST.get(ch)
         if fast is not None:
             out.append(fast(value))

@@ -49,8 +49,10 @@ MAX_PENDING_FRAMES = 2000
 
 
 def _frame(event: dict[str, Any]) -> bytes:
+    """An event as SSE; with its id when it has one (the log's events: ``Last-Event-ID``)."""
     data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
-    return f"id: {event['id']}\nevent: live\ndata: {data}\n\n".encode()
+    head = f"id: {event['id']}\n" if "id" in event else ""
+    return f"{head}event: live\ndata: {data}\n\n".encode()
 
 
 # A frame as the hub hands it to viewers: the event's id, the frame, the exchange's label and
@@ -79,8 +81,7 @@ async def _still_live(r: Any, pk: int, label: str) -> bool:
 def _idle_frame(label: str) -> bytes:
     """The stream's notice that an exchange went quiet and was closed without its POST (the chat
     backend stopped sending): no id, it is not in the log; the page stops its "Thinking…"."""
-    event = {"type": "idle", "exchange": label, "seconds": settings.LIVE_IDLE_SECONDS}
-    return f"event: live\ndata: {json.dumps(event, separators=(',', ':'))}\n\n".encode()
+    return _frame({"type": "idle", "exchange": label, "seconds": settings.LIVE_IDLE_SECONDS})
 
 
 def _last_event_id(request: HttpRequest) -> int:
@@ -234,7 +235,7 @@ class _Hub:
                         event = json.loads(data)
                         item = _item(event)
                     except (ValueError, TypeError, KeyError):
-                        continue  # not one of state.publish's events
+                        continue  # not one of state.commit's events
                     for v in tuple(viewers):
                         v.push(item)
                 elif kind in (b"subscribe", b"unsubscribe"):

@@ -124,22 +124,28 @@ def live_exchange_close(
     *, conversation_id: int, exchange: str, now: float | None = None
 ) -> dict[str, Any] | None:
     """Close a live exchange (its POST arrived): held chunks are read in order past any gap,
-    held text leaves, a ``closed`` event ends it. The filter's public summary (time to first
-    visible text, thinking seconds), or None when it was never seen live."""
+    held text leaves, a ``closed`` event ends it; the same two round trips as a chunk. The
+    filter's public summary (time to first visible text, thinking seconds), or None when it was
+    never seen live (or was erased, or its lock stayed held: the stored exchange is what
+    counts, so the close never fails its POST)."""
     h = state.exchange_hash(conversation_id, exchange)
-    if state.is_closed(h):
-        return None
     now = time.time() if now is None else now
     try:
-        data_key = data_key_for(conversation_id)
-    except KeyDestroyed:  # erased meanwhile: nothing to read, nothing to show
+        begun = state.begin(h)
+    except state.LockTimeout:
         state.mark_closed(conversation_id, h)
         return None
-    with state.locked(h):
-        st = state.load(h, data_key)
-        if st is None:
-            state.mark_closed(conversation_id, h)
+    if begun.closed:
+        return None
+    committed = False
+    try:
+        if begun.raw is None:
             return None
+        try:
+            data_key = _data_key(conversation_id, begun)
+        except KeyDestroyed:  # erased meanwhile: nothing to read, nothing to show
+            return None
+        st = state.unseal(h, data_key, begun.raw)
         secret = st["secret"] or {"tail": "", "pending": {}}
         early = secret.get("early", {})
         f = filter_for(st["format"], {"public": st["public"], "secret": secret})
@@ -148,8 +154,17 @@ def live_exchange_close(
             events += f.feed(early.pop(str(seq)), now=now)
         events += f.close(now=now)
         events.append({"type": "closed"})
-        state.publish(conversation_id, h, events)
+        st["held"], st["public"], st["secret"] = [], f.public, f.secret
+        published = state.commit(conversation_id, begun, h, data_key, st, events)
+        committed = True
+    except state.LockLost:
+        return None
+    finally:
+        if not committed:  # (the commit releases the lock)
+            state.release(begun, h)
         state.mark_closed(conversation_id, h)
+    if published is None:  # erased or gone idle while it was read: nothing was published
+        return None
     return {
         "first_text_seconds": f.public["first_text"],
         "thinking_seconds": f.public["thinking_seconds"],

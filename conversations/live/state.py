@@ -11,16 +11,17 @@ Keys (``LIVE_KEY_PREFIX``, then):
   after the last chunk: that is the idle close.
 - ``closed:<h>``: an exchange closed by its POST (late chunks are no-ops), a day.
 - ``lock:<h>``: one chunk of an exchange at a time, across web processes.
-
-A chunk costs two round trips, each one Lua script: ``begin`` (the closed mark, the lock, the
-state) and ``commit`` (the state, the counter, the log, the publish, "Live now", the unlock; the
-ids assigned in Redis). ``commit`` writes nothing when its lock expired meanwhile, or when the
-state it read was deleted meanwhile (closed, idle, or an erasure's ``forget``).
 - ``log:<pk>`` (a list of the last ``LIVE_EVENTS_KEPT`` events, for ``Last-Event-ID``),
   ``n:<pk>`` (the event counter), channel ``c:<pk>`` (pub/sub): the conversation's events, only
   the filter's visible events, so only redacted text.
 - ``now`` (a sorted set: conversation pk by last activity) and ``open:<pk>`` (its open exchanges):
   the "Live now" list.
+
+A chunk, and the close of an exchange, cost two round trips, each one Lua script: ``begin``
+(the closed mark, the lock, the state) and ``commit`` (the state, the counter, the log, the
+publish, "Live now", the unlock; the ids assigned in Redis). ``commit`` writes nothing when its
+lock expired meanwhile, or when the state it read was deleted meanwhile (closed, idle, or an
+erasure's ``forget``).
 """
 
 from __future__ import annotations
@@ -31,8 +32,7 @@ import json
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -264,33 +264,6 @@ def key_drop(conversation_id: int) -> None:
         _keys.pop(conversation_id, None)
 
 
-@contextmanager
-def locked(h: str) -> Iterator[None]:
-    with client().lock(key("lock", h), timeout=10, blocking_timeout=10):
-        yield
-
-
-def load(h: str, data_key: bytes) -> dict[str, Any] | None:
-    raw: Any = client().get(key("x", h))
-    if raw is None:
-        return None
-    state: dict[str, Any] = json.loads(raw)
-    sealed = base64.b64decode(state.pop("sealed"))
-    state["secret"] = json.loads(crypto.decrypt(data_key, sealed, _aad(h)))
-    return state
-
-
-def save(h: str, data_key: bytes, state: dict[str, Any]) -> None:
-    secret = json.dumps(state["secret"], ensure_ascii=False).encode()
-    stored = {k: v for k, v in state.items() if k != "secret"}
-    stored["sealed"] = base64.b64encode(crypto.encrypt(data_key, secret, _aad(h))).decode()
-    client().set(key("x", h), json.dumps(stored), ex=settings.LIVE_IDLE_SECONDS)
-
-
-def is_closed(h: str) -> bool:
-    return bool(client().exists(key("closed", h)))
-
-
 def mark_closed(conversation_id: int, h: str) -> None:
     r = client()
     with r.pipeline() as p:
@@ -300,38 +273,6 @@ def mark_closed(conversation_id: int, h: str) -> None:
         p.execute()
     if not r.scard(key("open", conversation_id)):
         r.zrem(key("now"), conversation_id)
-
-
-def publish(conversation_id: int, h: str, events: Iterable[Event]) -> list[Event]:
-    """Give each event its id (the conversation's counter) and the exchange, keep it in the log
-    and publish it: one round trip for the counter, one for the rest."""
-    events = list(events)
-    r = client()
-    now = time.time()
-    if not events:
-        with r.pipeline(transaction=False) as p:
-            p.zadd(key("now"), {str(conversation_id): now})
-            p.sadd(key("open", conversation_id), h)
-            p.expire(key("open", conversation_id), settings.LIVE_IDLE_SECONDS)
-            p.execute()
-        return []
-    last: Any = r.incrby(key("n", conversation_id), len(events))
-    first = last - len(events) + 1
-    out = [{"id": first + i, "exchange": h[:12], **e} for i, e in enumerate(events)]
-    log = key("log", conversation_id)
-    with r.pipeline(transaction=True) as p:
-        for e in out:
-            text = json.dumps(e, ensure_ascii=False)
-            p.rpush(log, text)
-            p.publish(channel(conversation_id), text)
-        p.ltrim(log, -settings.LIVE_EVENTS_KEPT, -1)
-        p.expire(log, settings.LIVE_IDLE_SECONDS * 10)
-        p.expire(key("n", conversation_id), 86400)
-        p.zadd(key("now"), {str(conversation_id): now})
-        p.sadd(key("open", conversation_id), h)
-        p.expire(key("open", conversation_id), settings.LIVE_IDLE_SECONDS)
-        p.execute()
-    return out
 
 
 def forget(conversation_id: int) -> int:

@@ -233,3 +233,22 @@ def test_a_chunk_that_waits_too_long_for_the_exchange_is_409_busy(
     state.release(holder, h)
     r = send(api, chunk_body(None, "live-busy", 1, "data: {}\n\n"))
     assert r.status_code == 202 and r.json() == {"status": "published", "next_seq": 2}
+
+
+def test_a_close_that_waits_too_long_still_closes_and_later_chunks_are_no_ops(
+    api: APIClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The exchange's POST closes its live stream even while a chunk holds the exchange: the
+    close never fails the POST, and the chunk in hand writes nothing back."""
+    from conversations.live.services import live_exchange_close
+
+    pk = stored_conversation(api, "live-close-busy")
+    head = 'data: {"type":"message_start","message":{"id":"m","content":[]}}\n\n'
+    assert send(api, chunk_body(None, "live-close-busy", 0, head)).json()["status"] == "published"
+    h = state.exchange_hash(pk, "call-1")
+    monkeypatch.setattr(state, "LOCK_WAIT_SECONDS", 0.0)
+    holder = state.begin(h)
+    assert live_exchange_close(conversation_id=pk, exchange="call-1") is None
+    assert state.commit(pk, holder, h, b"\0" * 32, {"secret": {}}, []) is None  # state gone
+    r = send(api, chunk_body(None, "live-close-busy", 1, "data: {}\n\n"))
+    assert r.status_code == 202 and r.json()["status"] == "closed"
