@@ -12,11 +12,11 @@ exactly one class:
 - UNKNOWN: a type this code has not seen. Treated as NEVER until an admin classifies it: the
   system fails closed.
 
-Each format declares its types on its class (``block_types`` in ``formats/<name>.py``); the
-format registry hands them to ``register_types`` when the module is imported, which refuses a
-format whose VISIBLE or AUDIT names overlap its NEVER names, so a type can never be both shown and
-hidden. To add a block type, put its provider-native name in the right set of its format's
-``block_types``.
+Each format declares its types in its profile (``BLOCK_TYPES`` in
+``formats/<name>/profile.py``); the format registry hands them to ``register_types`` when the
+format is registered, which refuses a format whose VISIBLE or AUDIT names overlap its NEVER
+names, so a type can never be both shown and hidden. To add a block type, put its
+provider-native name in the right set of its format's ``BLOCK_TYPES``.
 
 This module is pure Python: formats import it, and it imports no Django model.
 """

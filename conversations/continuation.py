@@ -9,44 +9,12 @@ bytes were left out. Inside an open tool loop (the last assistant turn ends in a
 result is still to come, or has just come) that turn is kept unmodified, reasoning and
 signatures included, because the provider needs it.
 
-The rule of each format, from the provider's documentation:
-
-- ``anthropic.messages``: Anthropic, *Building with extended thinking*, "Preserving thinking
-  blocks" and "Extended thinking with tool use"
-  (https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking): thinking blocks from
-  previous assistant turns are stripped by the API and do not count as context, so they may be
-  left out; during tool use the thinking blocks of the last assistant message must be passed
-  back complete and unmodified (the signature is checked). Left out: ``thinking`` and
-  ``redacted_thinking`` blocks of assistant messages before the open tool loop.
-- ``openai.responses``: OpenAI, *Reasoning models*, "Keeping reasoning items in context"
-  (https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-context) and
-  *Function calling* with reasoning models
-  (https://platform.openai.com/docs/guides/function-calling): reasoning items are needed from the
-  last user message on, while the model is calling functions (pass back the reasoning items with
-  the function call and its output); reasoning items of earlier turns are not used by the
-  model. Left out: ``reasoning`` items before the last user message, or all of them when no tool
-  loop is open after it.
-- ``openai.chat``: OpenAI's Chat Completions return no reasoning in their messages (OpenAI,
-  *Reasoning models*: reasoning tokens are not returned and are discarded after each call), so
-  an OpenAI history has nothing to leave out. Backends on the same wire that return their chain
-  of thought in ``reasoning_content`` say to leave it out of earlier turns: DeepSeek, *Reasoning
-  model* (https://api-docs.deepseek.com/guides/reasoning_model): "the CoT from previous rounds
-  is not concatenated into the context" (and an input carrying it was refused), while in
-  thinking mode with tool calls it must be sent back within the tool loop
-  (https://api-docs.deepseek.com/guides/thinking_mode). Left out: the ``reasoning_content``
-  member of assistant messages before the open tool loop (the message's other members exactly
-  as received).
-- ``ai-sdk.ui``: Vercel AI SDK, ``convertToModelMessages``
-  (https://ai-sdk.dev/docs/reference/ai-sdk-ui/convert-to-model-messages) turns ``reasoning``
-  parts into the model's reasoning content for the provider underneath, whose rule is the one
-  above (Anthropic's signatures travel in the part's ``providerMetadata``). Left out: the
-  ``reasoning`` parts of assistant messages before the last one, or of the last one too when it
-  does not end in a tool part (its step is complete).
-
-To add a format: a function ``(values) -> (open loop?, protected indices, cuts)`` below (a cut
-names, per element, the indices of its content array to leave out, ``WHOLE`` for the element,
-or a member's name), registered in ``RULES``, its documentation cited here, and a case in
-``tests/conversations/test_continuation.py`` (open loop and closed, kept elements byte-identical).
+The rule of each format is its profile's ``continuation`` (``formats/<name>/profile.py``):
+which elements and blocks may be left out, with the provider documentation it follows (cited
+there and listed in docs/formats.md). This module only applies it, byte by byte. A format is
+added with its rule (the registry refuses a profile without one); its cases go in
+``tests/conversations/test_continuation.py`` (open loop and closed, kept elements
+byte-identical).
 
 Pure: no Django, no model.
 """
@@ -54,13 +22,14 @@ Pure: no Django, no model.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from .formats import profile
+from .formats.profile import WHOLE
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\n\r"
-WHOLE = -1  # in a cut set: leave the whole element out
 
 
 @dataclass(frozen=True)
@@ -124,11 +93,6 @@ def cut_blocks(raw: str, member: str, drop: set[int]) -> str:
     return raw[:start] + "[" + ",".join(kept) + "]" + raw[end:]
 
 
-# element index -> the indices of its content array to cut, {WHOLE}, or member names to remove
-Cuts = dict[int, set[int | str]]
-Rule = Callable[[Sequence[Any]], tuple[bool, set[int], Cuts]]
-
-
 def _members(text: str) -> list[tuple[str, int, int]]:
     """Each top-level member of a JSON object: its key, where its key starts, where its value
     ends."""
@@ -156,134 +120,13 @@ def cut_members(raw: str, names: set[str]) -> str:
     return "{" + ",".join(kept) + "}"
 
 
-def _blocks(value: Any, member: str) -> list[Any]:
-    if isinstance(value, dict) and isinstance(value.get(member), list):
-        return list(value[member])
-    return []
-
-
-def _type(block: Any) -> str:
-    return str(block.get("type", "")) if isinstance(block, dict) else ""
-
-
-def _anthropic(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
-    def genuine_user(v: Any) -> bool:
-        if not isinstance(v, dict) or v.get("role") != "user":
-            return False
-        content = v.get("content")
-        return not isinstance(content, list) or any(_type(b) != "tool_result" for b in content)
-
-    last_user = max((i for i, v in enumerate(values) if genuine_user(v)), default=-1)
-    turn = range(last_user + 1, len(values))
-    assistants = [
-        i for i in turn if isinstance(values[i], dict) and values[i].get("role") == "assistant"
-    ]
-    open_loop = bool(assistants) and any(
-        _type(b) == "tool_use" for b in _blocks(values[assistants[-1]], "content")
-    )
-    protected = set(turn) if open_loop else set()
-    cuts: Cuts = {}
-    for i, v in enumerate(values):
-        if i in protected or not isinstance(v, dict) or v.get("role") != "assistant":
-            continue
-        blocks = _blocks(v, "content")
-        drop: set[int | str] = {
-            n for n, b in enumerate(blocks) if _type(b) in ("thinking", "redacted_thinking")
-        }
-        if drop and len(drop) < len(blocks):  # never an empty assistant message
-            cuts[i] = drop
-    return open_loop, protected, cuts
-
-
-# Items the client answers with a matching *_output (OpenAI Responses).
-_CLIENT_CALLS = frozenset(
-    {"function_call", "custom_tool_call", "computer_call", "local_shell_call", "shell_call",
-     "apply_patch_call", "mcp_approval_request"}
-)  # fmt: skip
-
-
-def _openai_responses(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
-    def genuine_user(v: Any) -> bool:
-        if isinstance(v, str):
-            return True  # a string input is the user's message
-        return isinstance(v, dict) and v.get("role") == "user" and _type(v) in ("", "message")
-
-    last_user = max((i for i, v in enumerate(values) if genuine_user(v)), default=-1)
-    turn = list(range(last_user + 1, len(values)))
-    calls = [i for i in turn if _type(values[i]) in _CLIENT_CALLS]
-    answered = calls and any(
-        _type(values[i]) == "message" and values[i].get("role") == "assistant"
-        for i in turn
-        if i > calls[-1]
-    )
-    open_loop = bool(calls) and not answered
-    protected = set(turn) if open_loop else set()
-    cuts: Cuts = {
-        i: {WHOLE} for i, v in enumerate(values) if i not in protected and _type(v) == "reasoning"
-    }
-    return open_loop, protected, cuts
-
-
-def _openai_chat(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
-    def genuine_user(v: Any) -> bool:
-        return isinstance(v, dict) and v.get("role") == "user"
-
-    last_user = max((i for i, v in enumerate(values) if genuine_user(v)), default=-1)
-    turn = range(last_user + 1, len(values))
-    assistants = [
-        i for i in turn if isinstance(values[i], dict) and values[i].get("role") == "assistant"
-    ]
-    open_loop = bool(assistants) and bool(values[assistants[-1]].get("tool_calls"))
-    protected = set(turn) if open_loop else set()
-    cuts: Cuts = {
-        i: {"reasoning_content"}
-        for i, v in enumerate(values)
-        if i not in protected
-        and isinstance(v, dict)
-        and v.get("role") == "assistant"
-        and "reasoning_content" in v
-    }
-    return open_loop, protected, cuts
-
-
-def _is_tool_part(part: Any) -> bool:
-    kind = _type(part)
-    return kind.startswith("tool-") or kind == "dynamic-tool"
-
-
-def _ai_sdk(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
-    last = len(values) - 1
-    open_loop = False
-    if last >= 0 and isinstance(values[last], dict) and values[last].get("role") == "assistant":
-        parts = [p for p in _blocks(values[last], "parts") if _type(p) != "step-start"]
-        open_loop = bool(parts) and _is_tool_part(parts[-1])
-    protected = {last} if open_loop else set()
-    cuts: Cuts = {}
-    for i, v in enumerate(values):
-        if i in protected or not isinstance(v, dict) or v.get("role") != "assistant":
-            continue
-        parts = _blocks(v, "parts")
-        drop: set[int | str] = {n for n, p in enumerate(parts) if _type(p) == "reasoning"}
-        if drop and len(drop) < len(parts):
-            cuts[i] = drop
-    return open_loop, protected, cuts
-
-
-RULES: dict[str, tuple[Rule, str]] = {
-    "anthropic.messages": (_anthropic, "content"),
-    "openai.responses": (_openai_responses, ""),
-    "openai.chat": (_openai_chat, ""),
-    "ai-sdk.ui": (_ai_sdk, "parts"),
-}
-
-
 def continuation(fmt: str, raws: Sequence[str]) -> Continuation:
     """The elements to send back for ``fmt``, and what was left out. A format without a rule
     gets everything, unmodified."""
-    rule = RULES.get(fmt)
-    if rule is None:
+    found = profile(fmt)
+    if found is None:
         return Continuation(list(raws), 0, 0, False, list(range(len(raws))))
-    decide, member = rule
+    decide, member = found.continuation.decide, found.continuation.member
     values = [json.loads(r) for r in raws]
     open_loop, _, cuts = decide(values)
     out: list[str] = []

@@ -1,20 +1,22 @@
-"""Provider formats: pure parsing, no Django model (DESIGN section 3).
+"""Provider formats: pure parsing and protocol data, no Django model (DESIGN sections 3 and 14).
 
-Importing this package imports every module in it, and each format module registers its format
-(``registry.py`` says what a format declares): adding a format is adding its module and its
-tests. ``base.py``, ``registry.py``, ``sse.py`` and ``traces.py`` are what the formats share.
+One package per format (``anthropic/``, ``openai_responses/``, ``openai_chat/``, ``ai_sdk/``),
+each with its parser, its live filter and its profile, registered by the package's
+``__init__.py`` (``registry.py`` says what a format declares). Importing this package imports
+every format package in it: adding a format is adding its package, its fixtures and its tests.
+The modules beside the packages are what the formats share: ``base.py`` (errors, exact spans,
+typed readers), ``sse.py`` (SSE framing), ``traces.py`` (what a reasoning reader yields),
+``profile.py`` (what a profile holds), ``live.py`` (what a live filter is), ``registry.py``.
 """
 
 import importlib
 import pkgutil
 
 from .base import FormatError
-from .registry import get, names
-
-_SHARED = frozenset({"base", "registry", "sse", "traces"})
+from .registry import formats, get, names, profile
 
 for _module in pkgutil.iter_modules(__path__):
-    if _module.name not in _SHARED:
+    if _module.ispkg:
         importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["FormatError", "get", "names"]
+__all__ = ["FormatError", "formats", "get", "names", "profile"]

@@ -1,20 +1,24 @@
 """The one registry of provider formats, and what every format is.
 
-To add a format: write ``formats/<name>.py`` with a subclass of ``Format`` decorated with
-``@register``, and its tests. That is all: ``formats/__init__.py`` imports every module of the
-package, and the class declares everything the rest of the code asks of a format:
+A format is one package, ``formats/<name>/`` (DESIGN section 14), registered by its
+``__init__.py`` with ``register(<Format subclass>, profile=..., live=...)``:
 
-- ``name``: the body's ``format`` value (``"anthropic.messages"``);
-- ``block_types``: its provider-native block types by class (``blocks.register_types`` checks
-  that nothing is both shown and hidden);
-- ``read``: one exchange parsed into a ``ParsedExchange`` (``parse`` runs the preamble every
-  format shares first, below). It raises ``FormatError`` (never anything else) for input that
-  does not fit, and never puts NEVER content into a ``Block``;
-- ``message_blocks``: the blocks of one stored message, parsed again (re-projection);
-- ``reasoning``: the reasoning of one stored message, as ``Trace`` values, for the review page
-  and nothing else (``reviews/reasoning.py`` is its one caller). A class without it cannot be
-  registered (an abstract method), and ``tests/conversations/formats/test_registry.py`` fails;
-- ``match_form`` (optional): what a client may leave out when it sends a message back.
+- ``parser.py``: a subclass of ``Format`` with ``name`` (the body's ``format`` value,
+  ``"anthropic.messages"``), ``read`` (one exchange parsed into a ``ParsedExchange``;
+  ``parse`` runs the preamble every format shares first, below; it raises ``FormatError``,
+  never anything else, for input that does not fit, and never puts NEVER content into a
+  ``Block``), ``message_blocks`` (the blocks of one stored message, parsed again),
+  ``reasoning`` (the reasoning of one stored message, as ``Trace`` values, for the review page
+  and nothing else: ``reviews/reasoning.py`` is its one caller) and, optionally,
+  ``match_form`` (what a client may leave out when it sends a message back);
+- ``live.py``: its live filter, a ``live.LiveFilter`` (DESIGN section 10);
+- ``profile.py``: its ``profile.Profile``: block types, finish table, usage, continuation
+  rules, words, capture paths, probe.
+
+``register`` refuses a format with a part missing: a reader not written (an abstract method),
+no live filter, a profile lacking a table (``Profile.missing``), or parts that name another
+format. ``formats/__init__.py`` imports every package of ``formats/``, so adding a format is
+adding its package, its fixtures and its tests; every other room reads the registry.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from typing import Any, ClassVar, TypeVar
 
 from ..blocks import Block, BlockClass, ParsedExchange, register_types
 from .base import FormatError, check_output, expect
+from .live import LiveFilter
+from .profile import Profile
 from .traces import Trace
 
 
@@ -43,7 +49,13 @@ def _too_deep(text: str) -> bool:
 
 class Format(abc.ABC):
     name: ClassVar[str]
-    block_types: ClassVar[Mapping[BlockClass, Iterable[str]]]
+    # Set by ``register`` from the format package's parts.
+    profile: Profile
+    live: LiveFilter
+
+    @property
+    def block_types(self) -> Mapping[BlockClass, Iterable[str]]:
+        return self.profile.block_types
 
     def parse(
         self,
@@ -118,14 +130,30 @@ _FORMATS: dict[str, Format] = {}
 F = TypeVar("F", bound=type[Format])
 
 
-def register(cls: F) -> F:
+def register(cls: F, *, profile: Profile, live: LiveFilter) -> F:
+    """Register a format from its three parts. Refused (``TypeError``): a parser missing a
+    reader, no live filter, a profile missing a part, parts of different formats."""
     if not (isinstance(cls, type) and issubclass(cls, Format)):
         raise TypeError(f"{cls!r} is not a Format")
     instance = cls()  # TypeError here when an abstract method (a reader) is missing
     name = instance.name
+    if not isinstance(profile, Profile):
+        raise TypeError(f"{name}: no profile (a formats.profile.Profile)")
+    if not isinstance(live, LiveFilter):
+        raise TypeError(f"{name}: no live filter (a formats.live.LiveFilter)")
+    if profile.format != name or live.format != name:
+        raise TypeError(
+            f"{name}: its parts name other formats (profile {profile.format!r}, "
+            f"live filter {live.format!r})"
+        )
+    missing = profile.missing()
+    if missing:
+        raise TypeError(f"{name}: the profile lacks {', '.join(missing)}")
     if name in _FORMATS:
         raise AssertionError(f"format {name!r} registered twice")
-    register_types(name, cls.block_types)
+    register_types(name, profile.block_types)
+    instance.profile = profile
+    instance.live = live
     _FORMATS[name] = instance
     return cls
 
@@ -143,3 +171,15 @@ def get(name: str) -> Format:
 
 def names() -> list[str]:
     return sorted(_FORMATS)
+
+
+def formats() -> list[Format]:
+    """Every registered format, by name."""
+    return [_FORMATS[name] for name in sorted(_FORMATS)]
+
+
+def profile(name: str) -> Profile | None:
+    """The profile of a format, or None for a name no format has (a stored row of a format
+    since removed: the callers show it as received)."""
+    found = _FORMATS.get(name)
+    return found.profile if found is not None else None

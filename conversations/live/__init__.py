@@ -1,7 +1,8 @@
 """Live conversations (DESIGN section 10): a provider stream watched while it streams.
 
-- ``filters.py``: the inbound filter, one per format: raw SSE text in any cut, visible events out
-  (pure; the index -> type rules and classes are the stored formats' own).
+- ``filters/``: the inbound filter's engine: raw SSE text in any cut, visible events out (pure;
+  what each event of a format means is that format's live filter, ``formats/<name>/live.py``,
+  read from the registry; the classes are the stored formats' own).
 - ``holdback.py``: streamed text redacted by the one pipeline, held back so a finding cut across
   deltas never leaves in part (pure).
 - ``state.py``: one exchange's filter state in Redis (types and counts in the clear, held text

@@ -178,7 +178,9 @@ def unseal(h: str, data_key: bytes, raw: bytes) -> dict[str, Any]:
 
 
 def _sealed(h: str, data_key: bytes, state: dict[str, Any]) -> str:
-    secret = json.dumps(state["secret"], ensure_ascii=False).encode()
+    # ASCII escapes: the held text may end in half a surrogate pair (an emoji whose halves came
+    # in two deltas of two chunks), which UTF-8 cannot hold and JSON escapes can.
+    secret = json.dumps(state["secret"]).encode()
     stored = {k: v for k, v in state.items() if k != "secret"}
     stored["sealed"] = base64.b64encode(crypto.encrypt(data_key, secret, _aad(h))).decode()
     return json.dumps(stored)

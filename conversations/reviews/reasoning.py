@@ -2,7 +2,7 @@
 
 Formats never put deliberation into a ``Block``: NEVER blocks carry their type and nothing else,
 so no projection, index or export can hold it. Each format has a reader of its reasoning
-(``Format.reasoning`` in ``formats/<name>.py``, next to its parser, which knows the shapes), and
+(``Format.reasoning`` in ``formats/<name>/parser.py``, beside the parser that knows the shapes), and
 this module is its one caller: the review (``reviews.review_read``) decrypts a message's raw
 text and calls ``reasoning_of(format, raw)`` here, at read time.
 ``tests/test_architecture.py`` fails when anything outside ``conversations/reviews/`` calls a

@@ -12,29 +12,25 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..blocks import Block, BlockClass, Message
+from ..formats import profile
+from ..formats.profile import FINISH_COLUMNS, FINISH_ORDER, Finish
 
-# Finish reasons in five kinds, the rollup's columns, in this order.
-FINISHES = ("stop", "length", "tool_use", "refusal", "other")
-_STOP = {"end_turn", "stop", "stop_sequence", "completed", "pause_turn"}
-_TOOL = {"tool_use", "tool_calls", "function_call", "tool-calls"}
+# Finish reasons in five kinds (``formats.profile.Finish``), the rollup's columns, in this order.
+FINISHES = FINISH_COLUMNS
 
 
-def finish_kind(stop_reason: str, *, truncated: bool, refusal: bool) -> int:
-    """The index in ``FINISHES`` of an exchange's finish reason."""
+def finish_kind(fmt: str, stop_reason: str, *, truncated: bool, refusal: bool) -> int:
+    """The index in ``FINISHES`` of an exchange's finish: its format's finish table (the one
+    the page's words and the parser's flags read), the flags first (a stream broken off is
+    truncated whatever its last reason said)."""
     if truncated:
-        return 1
-    if refusal:
-        return 3
-    reason = stop_reason.lower()
-    if reason in _STOP:
-        return 0
-    if reason in _TOOL:
-        return 2
-    if reason in {"max_tokens", "length", "max_output_tokens", "incomplete"}:
-        return 1
-    if reason in {"refusal", "content_filter"}:
-        return 3
-    return 4
+        kind = Finish.TRUNCATED
+    elif refusal:
+        kind = Finish.REFUSED
+    else:
+        found = profile(fmt)
+        kind = found.finish(stop_reason) if found is not None else Finish.OTHER
+    return FINISH_ORDER.index(kind)
 
 
 @dataclass(frozen=True, slots=True)

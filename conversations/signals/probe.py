@@ -24,6 +24,7 @@ import httpx
 from django.conf import settings
 from django.utils import timezone
 
+from ..formats import profile
 from ..formats.registry import FormatError, get
 from .models import AllowanceProbe
 
@@ -40,56 +41,21 @@ class Probe:
     body: dict[str, Any]
 
 
-def _probes(fmt: str, model: str) -> list[Probe]:
-    if fmt == "anthropic.messages":
-
-        def body(max_tokens: int) -> dict[str, Any]:
-            return {
-                "model": model,
-                "max_tokens": max_tokens,
-                "thinking": {"type": "enabled", "budget_tokens": BUDGET},
-                "messages": [{"role": "user", "content": QUESTION}],
-            }
-
-        return [
-            Probe("at_budget", BUDGET, BUDGET, "/v1/messages", body(BUDGET)),
-            Probe("no_room", BUDGET + 1, BUDGET, "/v1/messages", body(BUDGET + 1)),
-        ]
-    if fmt == "openai.responses":
-
-        def rbody(n: int) -> dict[str, Any]:
-            return {
-                "model": model,
-                "max_output_tokens": n,
-                "reasoning": {"effort": "high"},
-                "input": QUESTION,
-                "store": False,
-            }
-
-        return [
-            Probe("at_budget", 16, None, "/v1/responses", rbody(16)),
-            Probe("no_room", 256, None, "/v1/responses", rbody(256)),
-        ]
-    if fmt == "openai.chat":
-
-        def cbody(n: int) -> dict[str, Any]:
-            return {
-                "model": model,
-                "max_completion_tokens": n,
-                "reasoning_effort": "high",
-                "messages": [{"role": "user", "content": QUESTION}],
-            }
-
-        return [
-            Probe("at_budget", 16, None, "/v1/chat/completions", cbody(16)),
-            Probe("no_room", 256, None, "/v1/chat/completions", cbody(256)),
-        ]
-    raise ValueError(f"probe_allowance does not speak {fmt!r}")
+def _probes(fmt: str, model: str) -> tuple[str, list[Probe]]:
+    """The provider to ask and the two requests, from the format's profile (``probe``)."""
+    found = profile(fmt)
+    spec = found.probe if found is not None else None
+    if spec is None:
+        raise ValueError(f"probe_allowance does not speak {fmt!r}")
+    return spec.provider, [
+        Probe(kind, max_tokens, budget, spec.path, body)
+        for kind, max_tokens, budget, body in spec.bodies(model, BUDGET, QUESTION)
+    ]
 
 
-def _client(fmt: str) -> httpx.Client:
+def _client(provider: str) -> httpx.Client:
     timeout = float(settings.PROVIDER_TIMEOUT_SECONDS)
-    if fmt == "anthropic.messages":
+    if provider == "anthropic":
         base = settings.ANTHROPIC_BASE_URL
         headers = {"x-api-key": settings.ANTHROPIC_API_KEY, "anthropic-version": "2023-06-01"}
     else:
@@ -117,9 +83,9 @@ def _error_message(text: str) -> str:
 
 def allowance_probe(*, fmt: str, model: str) -> list[AllowanceProbe]:
     """Send both requests and record how the provider answered each."""
-    probes = _probes(fmt, model)
+    provider, probes = _probes(fmt, model)
     rows = []
-    with _client(fmt) as client:
+    with _client(provider) as client:
         for p in probes:
             request = json.dumps(p.body)
             row = AllowanceProbe(

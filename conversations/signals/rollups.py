@@ -82,6 +82,7 @@ _ROW = "(" + ", ".join(["%s"] * len(_COLUMNS)) + ")"
 
 # The Exchange columns ``contribution`` reads (and the conversation's queue).
 FIELDS = (
+    "format",
     "started_at",
     "created_at",
     "requested_model",
@@ -155,7 +156,7 @@ def contribute(d: Delta, row: Mapping[str, Any], sign: int = 1) -> None:
     if row["ordinal"] == 1:
         s["conversations"] += sign
     finish = finish_kind(
-        row["stop_reason"] or "", truncated=row["truncated"], refusal=row["refusal"]
+        row["format"], row["stop_reason"] or "", truncated=row["truncated"], refusal=row["refusal"]
     )
     a["finishes"][finish] += sign
     output = row["output_tokens"]

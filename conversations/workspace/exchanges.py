@@ -82,7 +82,7 @@ def exchange_summary(e: Any) -> ExchangeSummary:
         output_tokens=e.output_tokens,
         reasoning_tokens=e.reasoning_tokens,
         reasoning_share=share,
-        finish=finish_words(e.stop_reason),
+        finish=finish_words(e.stop_reason, e.format),
         finish_raw=e.stop_reason,
         latency_ms=e.latency_ms,
         flags=flags,

@@ -1,8 +1,9 @@
 """Provider strings in plain words, for the people reading a conversation.
 
 Each table maps what a provider (or the AI SDK) sends to what an agent reads. A value missing
-from a table is shown as received, with its raw form beside it: never guessed. To add one, add a
-row to the table of its kind (the raw value exactly as the format stores it).
+from a table is shown as received, with its raw form beside it: never guessed. The words of a
+format's own values (finish reasons, tool states) are its profile's
+(``formats/<name>/profile.py``): add them there. The tables here are what no one format owns.
 """
 
 from __future__ import annotations
@@ -11,57 +12,26 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..formats import formats, profile
 from ..projection.redaction import redact
 
-# Exchange.stop_reason, every format: Anthropic stop_reason, OpenAI Responses status (or the
-# incomplete reason), Chat Completions finish_reason, AI SDK finishReason.
-FINISH_REASONS: dict[str, str] = {
-    # Anthropic
-    "end_turn": "finished its answer",
-    "tool_use": "stopped to call a tool",
-    "max_tokens": "was cut off by the output token limit",
-    "stop_sequence": "stopped at a stop sequence",
-    "pause_turn": "paused a long turn (the chat backend resumes it)",
-    "refusal": "refused to answer",
-    "model_context_window_exceeded": "ran out of context window",
-    # OpenAI Responses (status, or the reason of an incomplete response)
-    "completed": "finished",
-    "incomplete": "did not complete",
-    "failed": "failed",
-    "cancelled": "was cancelled",
-    "in_progress": "was still running",
-    "max_output_tokens": "was cut off by the output token limit",
-    "content_filter": "was stopped by the content filter",
-    # Chat Completions
-    "stop": "finished its answer",
-    "length": "was cut off by the output token limit",
-    "tool_calls": "stopped to call a tool",
-    "function_call": "stopped to call a tool",
-    # AI SDK
-    "tool-calls": "stopped to call a tool",
-    "content-filter": "was stopped by the content filter",
-    "error": "ended with an error",
-    "other": "stopped for another reason",
-}
 
-# A tool's state or status: AI SDK tool part states, OpenAI item statuses.
-TOOL_STATES: dict[str, tuple[str, str]] = {
-    # (words, tone: ok | error | pending)
-    "input-streaming": ("input still arriving", "pending"),
-    "input-available": ("called, no result yet", "pending"),
-    "approval-requested": ("waiting for the customer's approval", "pending"),
-    "approval-responded": ("approval answered, no result yet", "pending"),
-    "output-available": ("succeeded", "ok"),
-    "output-error": ("failed", "error"),
-    "output-denied": ("denied by the customer", "error"),
-    "completed": ("completed", "ok"),
-    "in_progress": ("still running", "pending"),
-    "searching": ("searching", "pending"),
-    "interpreting": ("running", "pending"),
-    "generating": ("generating", "pending"),
-    "incomplete": ("did not complete", "error"),
-    "failed": ("failed", "error"),
-}
+def _union(table: str) -> dict[str, Any]:
+    """One word table of every format's profile (``formats/<name>/profile.py``), merged: a raw
+    value two formats share means the same in both (``tests/conversations/formats/
+    test_profiles.py`` holds them to it)."""
+    out: dict[str, Any] = {}
+    for fmt in formats():
+        out.update(getattr(fmt.profile, table))
+    return out
+
+
+# Exchange.stop_reason of every format, in words (each format's finish table).
+FINISH_REASONS: dict[str, str] = {raw: rule.words for raw, rule in _union("finishes").items()}
+
+# A tool's state or status (AI SDK tool part states, OpenAI item statuses): (words, tone: ok |
+# error | pending).
+TOOL_STATES: dict[str, tuple[str, str]] = _union("tool_states")
 
 # Server tools (run by the provider, not by the chat backend), by what they did.
 SERVER_TOOLS: dict[str, str] = {
@@ -86,9 +56,15 @@ SERVER_TOOLS: dict[str, str] = {
 _CLIENT_RESULTS = frozenset({"tool_result", "mcp_tool_result", "function_call_output", "tool"})
 
 
-def finish_words(reason: str) -> str:
+def finish_words(reason: str, fmt: str = "") -> str:
+    """A stored stop reason in words: its format's finish table, or (a filter listing the
+    reasons of every format) any format's."""
     if not reason:
         return "no finish reason reported"
+    found = profile(fmt) if fmt else None
+    rule = found.finishes.get(reason) if found is not None else None
+    if rule is not None:
+        return rule.words
     return FINISH_REASONS.get(reason, f"finish reason “{reason}”")
 
 

@@ -9,12 +9,16 @@
 // Thinking, reasoning summaries, signatures and encrypted reasoning never leave it: a thinking
 // block is counted (characters / 4 as a token estimate) and its text dropped.
 //
-// The rules are the server's (conversations/live/filters/): a block's type comes from the event
-// that opens it (content_block_start's content_block.type, output_item.added's item.type,
-// content_part.added's part.type, text-start / reasoning-start, a Chat delta's key), kept in an
-// index -> type map, and a delta is shown only when the block its index names is of a visible
-// type. Nothing is guessed from a delta's shape. The server also redacts; this module does not
-// (a customer widget shows the customer their own words).
+// The rules are the server's (conversations/formats/<name>/live.py): a block's type comes from
+// the event that opens it (content_block_start's content_block.type, output_item.added's
+// item.type, content_part.added's part.type, text-start / reasoning-start, a Chat delta's key),
+// kept in an index -> type map, and a delta is shown only when the block its index names is of a
+// visible type. Nothing is guessed from a delta's shape. A visible block of a type INLINE names
+// may open with the model's <think>...</think> (servers without a reasoning parser): that span is
+// thinking, counted and never shown, even when a tag is cut across chunks. The server also
+// redacts; this module does not (a customer widget shows the customer their own words).
+// CLASSES and INLINE are the formats' profiles (conversations/formats/<name>/profile.py); the
+// test suite holds them equal.
 //
 //   import { createFilter } from "./stream-filter.js";
 //   const f = createFilter("anthropic.messages");
@@ -35,14 +39,68 @@ export const CLASSES = {
   "openai.chat": {
     visible: ["content", "refusal"],
     audit: ["tool_calls", "tool"],
-    never: ["reasoning_content", "reasoning"],
+    never: ["reasoning_content", "reasoning", "think"],
   },
   "ai-sdk.ui": {
     visible: ["text"],
     audit: ["tool-*", "dynamic-tool"],
-    never: ["reasoning"],
+    never: ["reasoning", "think"],
   },
 };
+
+// Deliberation written into a visible block's text, per format: [open, close] at the start of a
+// block of one of `types` (after whitespace) is a `never` block of its own.
+export const INLINE = {
+  "openai.chat": { types: ["content"], never: "think", open: "<think>", close: "</think>" },
+  "ai-sdk.ui": { types: ["text"], never: "think", open: "<think>", close: "</think>" },
+};
+
+const WS = " \t\n\r";
+
+// The inline span read piece by piece (conversations/formats/live.py's InlineSplit): its state is
+// where the tags are matched and the whitespace held, never a character of the deliberation.
+// Returns [visible text, deliberation characters read].
+function splitFeed(rule, s, piece) {
+  const visible = [];
+  let hidden = 0;
+  let i = 0;
+  while (i < piece.length) {
+    if (s.at === "visible") {
+      visible.push(piece.slice(i));
+      break;
+    }
+    const c = piece[i];
+    if (s.at === "start") {
+      if (s.m === 0 && WS.includes(c)) s.ws += c;
+      else if (c === rule.open[s.m]) {
+        s.m += 1;
+        if (s.m === rule.open.length) {
+          Object.assign(s, { at: "inside", ws: "", m: 0 });
+          hidden += rule.open.length;
+        }
+      } else {
+        visible.push(s.ws + rule.open.slice(0, s.m));
+        Object.assign(s, { at: "visible", ws: "", m: 0 });
+        continue;
+      }
+    } else if (s.at === "inside") {
+      hidden += 1;
+      s.m = advance(rule.close, s.m, c);
+      if (s.m === rule.close.length) Object.assign(s, { at: "after", m: 0 });
+    } else if (s.at === "after" && !WS.includes(c)) {
+      s.at = "visible";
+      continue;
+    }
+    i += 1;
+  }
+  return [visible.join(""), hidden];
+}
+
+function advance(tag, matched, c) {
+  const text = tag.slice(0, matched) + c;
+  for (let k = Math.min(tag.length, text.length); k > 0; k--) if (text.endsWith(tag.slice(0, k))) return k;
+  return 0;
+}
 
 const PROGRESS_TOKENS = 50;
 
@@ -157,6 +215,10 @@ class Filter {
     if (b && !b.done) return;
     const cls = classify(this.format, type);
     this.blocks.set(key, { type, cls, chars: 0, t0: this.now(), done: false, name });
+    const rule = INLINE[this.format];
+    if (cls === "visible" && rule && rule.types.includes(type)) {
+      this.blocks.get(key).inline = { at: "start", ws: "", m: 0 };
+    }
     if (cls === "never") this.emit({ type: "thinking", state: "started", block: key, seconds: 0, tokens: 0 });
     else if (cls === "audit") this.emit({ type: "tool", state: "started", block: key, name: name || type });
   }
@@ -168,14 +230,31 @@ class Filter {
 
   text(key, piece) {
     if (this.cls(key) !== "visible" || !piece) return;
+    const b = this.blocks.get(key);
+    if (b.inline) {
+      const rule = INLINE[this.format];
+      const [visible, hidden] = splitFeed(rule, b.inline, piece);
+      const span = `${key}.${rule.never}`;
+      if (hidden) {
+        this.open(span, rule.never);
+        this.countChars(span, hidden);
+      }
+      if (b.inline.at !== "inside") this.end(span);
+      piece = visible;
+      if (!piece) return;
+    }
     this.emit({ type: "text", block: key, text: piece });
   }
 
   count(key, piece) {
+    this.countChars(key, piece.length);
+  }
+
+  countChars(key, chars) {
     const b = this.blocks.get(key);
     if (!b || b.done || b.cls !== "never") return;
     const before = Math.floor(tokens(b.chars) / PROGRESS_TOKENS);
-    b.chars += piece.length;
+    b.chars += chars;
     if (Math.floor(tokens(b.chars) / PROGRESS_TOKENS) > before) {
       this.emit({ type: "thinking", state: "progress", block: key, seconds: this.seconds(b), tokens: tokens(b.chars) });
     }
@@ -185,6 +264,13 @@ class Filter {
     const b = this.blocks.get(key);
     if (!b || b.done) return;
     b.done = true;
+    if (b.inline) {
+      const rule = INLINE[this.format];
+      // Whitespace alone was text; a tag cut off before its end was a span that never began.
+      const held = b.inline.at === "start" && b.inline.m === 0 ? b.inline.ws : "";
+      this.end(`${key}.${rule.never}`);
+      if (held) this.emit({ type: "text", block: key, text: held });
+    }
     if (b.cls === "never") {
       this.emit({ type: "thinking", state: "stopped", block: key, seconds: this.seconds(b), tokens: tokens(b.chars) });
     } else if (b.cls === "audit" && status) {
@@ -236,7 +322,7 @@ const str = (v) => (typeof v === "string" ? v : null);
 const int = (v) => (Number.isInteger(v) ? v : null);
 
 class AnthropicFilter extends Filter {
-  // delta type -> [field of the delta, key of the block] (anthropic._STRING_DELTAS, appending)
+  // delta type -> [field of the delta, key of the block] (the parser's _STRING_DELTAS, appending)
   static APPENDS = { text_delta: ["text", "text"], thinking_delta: ["thinking", "thinking"] };
   static EVENTS = new Set([
     "message_start", "content_block_start", "content_block_delta", "content_block_stop",

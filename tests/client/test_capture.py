@@ -20,8 +20,10 @@ import httpx
 import httpx2
 import openai
 import pytest
-from console_client._capture import format_for
+from console_client._capture import _PATHS, format_for
 from console_client._history import split_envelope
+
+from conversations.formats import formats
 
 from .calls import COMMON
 from .conftest import free_port
@@ -118,6 +120,16 @@ def ask(client: anthropic.Anthropic, model: str) -> Any:
 )
 def test_the_format_comes_from_the_path(method: str, path: str, expected: str | None) -> None:
     assert format_for(method, path) == expected
+
+
+def test_the_capture_table_is_the_format_registry_s() -> None:
+    # The client is a package of its own (it cannot import the console): its table of provider
+    # paths is held to the profiles' capture paths here, so a format added to the console
+    # without its path in the client (or a path changed on one side) fails.
+    expected = {(path, f.name) for f in formats() for path in f.profile.capture.paths}
+    assert set(_PATHS) == expected
+    for path, name in expected:
+        assert format_for("POST", path) == name
 
 
 def test_request_and_answer_bytes_are_captured_exactly(

@@ -147,7 +147,7 @@ def _codes_raised(path: Path) -> set[str]:
 
 def test_every_format_error_code_is_documented_and_raised() -> None:
     raised = set()
-    for module in sorted((ROOT / "conversations" / "formats").glob("*.py")):
+    for module in sorted((ROOT / "conversations" / "formats").rglob("*.py")):
         raised |= _codes_raised(module)
     assert raised == set(FORMAT_ERRORS)
 

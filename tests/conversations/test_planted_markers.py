@@ -2,7 +2,8 @@
 
 Unique markers are planted in every kind of reasoning content (thinking text, signatures,
 redacted_thinking data, OpenAI reasoning summaries and encrypted_content, reasoning_content, AI SDK
-reasoning parts), in an unknown block type and in a tool-result field with no policy. After
+reasoning parts, a ``<think>`` span inline in Chat content and in an AI SDK text part), in an
+unknown block type and in a tool-result field with no policy. After
 ingest, none appears in a pg_dump of the main database, nor in Redis; replay still returns them
 all (so the test would see a leak)."""
 
@@ -31,6 +32,8 @@ M = {
     "ai_sdk_stream": "MARKER-AISDK-STREAM-0f5b",
     "anthropic_stream": "MARKER-ANTHROPIC-STREAM-71c2",
     "system": "MARKER-SYSTEM-PROMPT-3b90",
+    "inline_chat": "MARKER-INLINE-THINK-CHAT-5d21",
+    "inline_ai_sdk": "MARKER-INLINE-THINK-AISDK-e60a",
 }
 
 
@@ -170,6 +173,22 @@ def bodies() -> list[dict[str, Any]]:
             }
         ],
     }
+    # A server without a reasoning parser: the deliberation inline, in <think> at the start.
+    think_response = {
+        "id": "c2",
+        "object": "chat.completion",
+        "model": "deepseek-r1-distill-qwen-32b",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": f"<think>\nThe user {M['inline_chat']} asks.\n</think>\n\nHi.",
+                },
+                "finish_reason": "stop",
+            }
+        ],
+    }
     ai_user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Hello"}]}
     ai_response = {
         "id": "a1",
@@ -177,6 +196,7 @@ def bodies() -> list[dict[str, Any]]:
         "parts": [
             {"type": "reasoning", "text": M["ai_sdk"], "state": "done"},
             {"type": "text", "text": "Hi!"},
+            {"type": "text", "text": f"<think>{M['inline_ai_sdk']}</think>And more."},
         ],
     }
     ai_stream = (
@@ -221,6 +241,12 @@ def bodies() -> list[dict[str, Any]]:
             {"model": "deepseek-reasoner", "messages": [{"role": "user", "content": "Hi"}]},
             response=compact(chat_response),
         ),
+        body(
+            "m-chat-think",
+            "openai.chat",
+            {"model": "deepseek-r1", "messages": [{"role": "user", "content": "Hi"}]},
+            response=compact(think_response),
+        ),
         body("m-aisdk", "ai-sdk.ui", {"messages": [ai_user]}, response=compact(ai_response)),
         body(
             "m-aisdk",
@@ -249,7 +275,7 @@ def test_no_marker_in_the_database_dump_nor_in_redis(admin_client: Any) -> None:
     # Replay returns every marker: they were stored (encrypted), so the checks below can fail.
     replayed = "".join(
         api.get(f"/api/v1/conversations/{c}/messages").content.decode()
-        for c in ("m-anthropic", "m-oai", "m-chat", "m-aisdk")
+        for c in ("m-anthropic", "m-oai", "m-chat", "m-chat-think", "m-aisdk")
     )
     for name, marker in M.items():
         if name != "system":  # the system prompt is a request setting, not a message

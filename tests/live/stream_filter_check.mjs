@@ -2,7 +2,7 @@
 // tests/live/test_stream_filter_js.py), in random cuts, and prints what it found as JSON:
 // for each stream and seed, the text per block and the serialised events (checked in Python).
 import { readFileSync } from "node:fs";
-import { createFilter, CLASSES, thinkingLabel } from "../../static/console/stream-filter.js";
+import { createFilter, CLASSES, FORMATS, INLINE, thinkingLabel } from "../../static/console/stream-filter.js";
 
 const cases = JSON.parse(readFileSync(process.argv[2], "utf8"));
 
@@ -42,4 +42,6 @@ for (const c of cases) {
     results.push({ name: c.name, seed, blocks: [...blocks.values()], events: JSON.stringify(events) });
   }
 }
-process.stdout.write(JSON.stringify({ results, classes: CLASSES, label: thinkingLabel(14.2, 1200) }));
+process.stdout.write(
+  JSON.stringify({ results, classes: CLASSES, formats: FORMATS, inline: INLINE, label: thinkingLabel(14.2, 1200) }),
+);

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from conversations.blocks import BlockClass, known_types
-from conversations.formats import get
+from conversations.formats import formats, get, names
 from conversations.projection.project import clean_text
 from tests.live.streams import STREAMS_BY_NAME
 from tests.live.test_filters import assert_nothing_of, never_strings
@@ -60,11 +60,26 @@ def test_every_stream_shows_the_stored_text_and_no_thought(node_run: dict[str, A
 
 
 def test_its_classes_are_the_formats_own(node_run: dict[str, Any]) -> None:
-    names = {"visible": BlockClass.VISIBLE, "audit": BlockClass.AUDIT, "never": BlockClass.NEVER}
+    # Every registered format, its classes and its inline convention as its profile declares
+    # them: a format added without its filter here, or a type classified on one side only, fails.
+    assert set(node_run["formats"]) == set(names()) == set(node_run["classes"])
+    kinds = {"visible": BlockClass.VISIBLE, "audit": BlockClass.AUDIT, "never": BlockClass.NEVER}
     for fmt, classes in node_run["classes"].items():
         declared = known_types(fmt)
-        for name, cls in names.items():
+        for name, cls in kinds.items():
             assert set(classes[name]) == set(declared[cls]), (fmt, name)
+    inline = {
+        f.name: {
+            "types": sorted(f.profile.inline.block_types),
+            "never": f.profile.inline.never_type,
+            "open": f.profile.inline.open,
+            "close": f.profile.inline.close,
+        }
+        for f in formats()
+        if f.profile.inline is not None
+    }
+    got = {f: {**rule, "types": sorted(rule["types"])} for f, rule in node_run["inline"].items()}
+    assert got == inline
 
 
 def test_the_indicator_reads_as_the_page_shows_it(node_run: dict[str, Any]) -> None:

@@ -1,22 +1,22 @@
-"""The inbound filters, one per format (``base.py`` says what they publish and how to add one)."""
+"""The inbound filters: the engine (``base.py``, shared by every format) and each format's live
+filter, read from the format registry (``formats/<name>/live.py``): a format registered is a
+format that can be watched live."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from .ai_sdk import AiSdkFilter
-from .anthropic import AnthropicFilter
+from ...formats import formats, get
+from ...formats.live import LiveFilter
 from .base import Event, Filter
-from .openai_chat import ChatFilter
-from .openai_responses import ResponsesFilter
 
-FILTERS: dict[str, type[Filter]] = {
-    f.format: f for f in (AnthropicFilter, ResponsesFilter, ChatFilter, AiSdkFilter)
-}
+# Format name -> its live filter, for every registered format.
+FILTERS: dict[str, LiveFilter] = {f.name: f.live for f in formats()}
 
 
 def filter_for(fmt: str, state: dict[str, Any] | None = None) -> Filter:
-    return FILTERS[fmt](state)
+    found = get(fmt)
+    return Filter(found.live, state, inline=found.profile.inline)
 
 
 __all__ = ["FILTERS", "Event", "Filter", "filter_for"]

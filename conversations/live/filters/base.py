@@ -1,14 +1,17 @@
 """The inbound filter: raw SSE text of a provider stream in, visible events out (DESIGN section 10).
 
-One filter per format, fed chunks of raw SSE text cut anywhere (mid-event, mid-line). Each keeps
-the map the stored accumulator keeps: which block an index (an output index, a part id, a
-choice's key) opened, and of which type; the type comes from the event that opens the block,
-never from a delta's shape, and its class from ``blocks.classify``, the one classification the
-stored formats declare. The event names and delta tables are the format modules' own
-(``anthropic._STRING_DELTAS``, ``openai_responses._Stream.HANDLERS``,
-``openai_chat._STRING_DELTAS``, ``ai_sdk._HANDLERS``), so a delta the stored accumulator would
-not put in a block's text is not published either. The SSE framing is ``formats/sse.py``'s: the
-complete events of the text so far go through ``iter_events``, the rest waits.
+``Filter`` is the engine every format shares, fed chunks of raw SSE text cut anywhere
+(mid-event, mid-line): the SSE framing (``formats/sse.py``'s: the complete events of the text so
+far go through ``iter_events``, the rest waits), one JSON decode per event (``_data``: the one
+place a live event's text is decoded), the block map, the hold-back and redaction of visible
+text, and the events published. What one event of a format means is the format's own live
+filter (``formats/<name>/live.py``, a ``formats.live.LiveFilter`` in the registry): the map the
+stored accumulator keeps, which block an index (an output index, a part id, a choice's key)
+opened and of which type; the type comes from the event that opens the block, never from a
+delta's shape, and its class from ``blocks.classify``, the one classification the stored
+formats declare. A visible block of a type the format's profile names in ``inline`` is read
+through ``formats.live.InlineSplit``: a ``<think>`` span at its start is counted as thinking,
+never published.
 
 Events (plain dicts, JSON):
 
@@ -28,9 +31,10 @@ The state is a JSON value in two parts: ``public`` (types, classes, counts, time
 visible text held back: kept only encrypted). Thinking text is in neither once its event is read:
 only its length is counted.
 
-To add a format: a subclass of ``Filter`` with ``format`` and ``event(data)`` reading one event's
-JSON, registered in ``FILTERS``; its tests run every recorded stream of the format
-(``tests/live/test_filters.py``) and ``static/console/stream-filter.js`` gets the same rules.
+To add a format: its package's ``live.py`` (the registry refuses a format without one); its
+tests run every recorded stream of the format (``tests/live/test_filters.py``) and
+``static/console/stream-filter.js`` gets the same rules (its class table is checked against the
+registry).
 
 Pure: no Django, no Redis.
 """
@@ -39,9 +43,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, ClassVar
+from typing import Any
 
 from ...blocks import BlockClass, classify
+from ...formats.live import InlineSplit, LiveFilter
+from ...formats.profile import Inline
 from ...formats.sse import iter_events
 from .. import holdback
 
@@ -58,9 +64,20 @@ def _tokens(chars: int) -> int:
 
 
 class Filter:
-    format: ClassVar[str]
+    """One exchange's filter: ``reader`` (the format's live filter) says what each event means,
+    this engine keeps the state and publishes (it is the ``formats.live.LiveOps`` the reader
+    calls)."""
 
-    def __init__(self, state: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        reader: LiveFilter,
+        state: dict[str, Any] | None = None,
+        *,
+        inline: Inline | None = None,
+    ) -> None:
+        self.reader = reader
+        self.format = reader.format
+        self.inline = inline
         state = state or {}
         self.public: dict[str, Any] = state.get("public") or {
             "blocks": {},  # key -> {"type", "cls", "chars", "t0", "done", "name"?}
@@ -112,21 +129,18 @@ class Filter:
 
     def _data(self, data: str) -> None:
         if data.strip() == "[DONE]":
-            self._finish(self.public["reason"] or "stop")
+            self.finish(self.public["reason"] or "stop")
             return
         try:
             value = json.loads(data)
         except ValueError:
             return  # not JSON: the stored exchange will say why; nothing to show
         if isinstance(value, dict):
-            self.event(value)
+            self.reader.event(self, value)
 
-    def event(self, data: dict[str, Any]) -> None:
-        raise NotImplementedError
+    # -- what the formats call (formats.live.LiveOps) --
 
-    # -- what the formats call --
-
-    def _key(self) -> str:
+    def key(self) -> str:
         self.public["order"] += 1
         return f"k{self.public['order']}"
 
@@ -136,6 +150,9 @@ class Filter:
             return
         cls = classify(self.format, btype)
         blocks[key] = {"type": btype, "cls": cls.value, "chars": 0, "t0": self._now, "done": False}
+        inline = self.inline
+        if cls is BlockClass.VISIBLE and inline is not None and btype in inline.block_types:
+            blocks[key]["inline"] = InlineSplit(inline).state()
         if cls is BlockClass.NEVER or cls is BlockClass.UNKNOWN:
             if cls is BlockClass.NEVER:
                 self._emit(type="thinking", state="started", block=key, seconds=0.0, tokens=0)
@@ -151,17 +168,42 @@ class Filter:
         """A piece of the text of block ``key``: published only if the block is VISIBLE."""
         if self.cls(key) is not BlockClass.VISIBLE or not piece:
             return
+        split = self._inline(key)
+        if split is not None:
+            piece = self._split(key, split, piece)
+            if not piece:
+                return
         pending = self.secret["pending"]
         published, pending[key] = holdback.hold(pending.get(key, ""), piece)
         self._publish(key, published)
 
+    def _inline(self, key: str) -> InlineSplit | None:
+        state = self.public["blocks"][key].get("inline")
+        return None if state is None or self.inline is None else InlineSplit(self.inline, state)
+
+    def _split(self, key: str, split: InlineSplit, piece: str) -> str:
+        """A piece of a block that may open with an inline span: the span counted as thinking
+        (a block of its own, ``<key>.think``), the visible rest returned."""
+        assert self.inline is not None
+        visible, hidden = split.feed(piece)
+        span = f"{key}.{self.inline.never_type}"
+        if hidden:
+            self.open(span, self.inline.never_type)
+            self._count(span, hidden)
+        if not split.hiding:
+            self.end(span)
+        return visible
+
     def count(self, key: str, piece: str) -> None:
         """A piece of the text of a NEVER block: counted, and forgotten."""
+        self._count(key, len(piece))
+
+    def _count(self, key: str, chars: int) -> None:
         block = self.public["blocks"].get(key)
         if block is None or block["done"] or block["cls"] != BlockClass.NEVER.value:
             return
         before = _tokens(block["chars"]) // PROGRESS_TOKENS
-        block["chars"] += len(piece)
+        block["chars"] += chars
         if _tokens(block["chars"]) // PROGRESS_TOKENS > before:
             self._emit(
                 type="thinking",
@@ -178,7 +220,16 @@ class Filter:
         block["done"] = True
         cls = BlockClass(block["cls"])
         if cls is BlockClass.VISIBLE:
-            self._publish(key, holdback.flush(self.secret["pending"].pop(key, "")))
+            split = self._inline(key)
+            held = ""
+            if split is not None:
+                held = split.close()  # whitespace or a tag that never was one: text after all
+                self.end(f"{key}.{split.inline.never_type}")
+            pending = self.secret["pending"].pop(key, "")
+            if held:
+                published, pending = holdback.hold(pending, held)
+                self._publish(key, published)
+            self._publish(key, holdback.flush(pending))
         elif cls is BlockClass.NEVER:
             seconds = self._seconds(block)
             self.public["thinking_seconds"] = round(self.public["thinking_seconds"] + seconds, 3)
@@ -204,14 +255,14 @@ class Filter:
         self.secret["pending"] = {}
         self._emit(type="reset")
 
-    def _finish(self, reason: str | None) -> None:
+    def finish(self, reason: str | None) -> None:
         if self.public["finished"]:
             return
         self._end_all()
         self.public["finished"] = True
         self._emit(type="finished", reason=reason or "stop")
 
-    def _error(self, code: str) -> None:
+    def error(self, code: str) -> None:
         if self.public["finished"]:
             return
         self._end_all()
@@ -236,11 +287,3 @@ class Filter:
 
     def _emit(self, **event: Any) -> None:
         self._out.append(event)
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) else None
-
-
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from conversations.formats import formats
 from conversations.signals.probe import allowance_probe
 
 
@@ -18,7 +19,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--format",
             required=True,
-            choices=["anthropic.messages", "openai.responses", "openai.chat"],
+            # The formats whose profile says how to ask their provider directly.
+            choices=[f.name for f in formats() if f.profile.probe is not None],
         )
         parser.add_argument("--model", required=True)
 

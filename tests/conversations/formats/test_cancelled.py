@@ -70,8 +70,9 @@ def test_a_cancelled_stream_is_what_arrived_wherever_it_was_cut(fixture) -> None
         text = "".join(
             b.text or "" for m in parsed.output for b in m.blocks if b.cls is BlockClass.VISIBLE
         )
-        # What arrived is a beginning of the whole answer's visible text.
-        assert visible.startswith(text), f"cut at {cut}: {text!r} is not a prefix"
+        # What arrived is a beginning of the whole answer's visible text (but the whitespace
+        # before an inline <think> span, which goes with the span once its tag is whole).
+        assert visible.lstrip().startswith(text.lstrip()), f"cut at {cut}: {text!r} is no prefix"
     assert refused, "no cut of this stream was refused without cancelled: the test cut nothing"
 
 

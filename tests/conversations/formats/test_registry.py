@@ -16,6 +16,7 @@ import pytest
 from conversations import formats
 from conversations.blocks import BlockClass, classify
 from conversations.formats import FormatError, registry
+from conversations.formats.live import LiveFilter
 from conversations.formats.traces import Trace
 from conversations.reviews.reasoning import reasoning_of
 from conversations.services import ExchangeInput, exchange_parse
@@ -63,15 +64,20 @@ def test_match_form_drops_only_what_a_format_allows() -> None:
     assert json.dumps(registry.match_form("openai.chat", item)) == json.dumps(item)
 
 
-def test_every_module_of_the_package_registers_one_format() -> None:
-    # Adding a format is adding a module: formats/__init__.py imports each one.
-    shared = {"base", "registry", "sse", "traces"}
-    modules = [m.name for m in pkgutil.iter_modules(formats.__path__) if m.name not in shared]
-    registered = {type(registry.get(name)).__module__ for name in registry.names()}
-    assert registered == {f"conversations.formats.{m}" for m in modules}
-    assert len(registry.names()) == len(modules)
-    for module in modules:
-        importlib.import_module(f"conversations.formats.{module}")  # already loaded: no-op
+def test_every_package_of_formats_registers_one_format_from_its_own_parts() -> None:
+    # Adding a format is adding a package: formats/__init__.py imports each one, and the
+    # package's __init__ registers its parser, live filter and profile.
+    packages = [m.name for m in pkgutil.iter_modules(formats.__path__) if m.ispkg]
+    assert len(registry.names()) == len(packages)
+    by_package = {}
+    for name in registry.names():
+        fmt = registry.get(name)
+        package = type(fmt).__module__.rsplit(".", 1)[0]
+        assert type(fmt).__module__ == f"{package}.parser"
+        assert type(fmt.live).__module__ == f"{package}.live"
+        assert importlib.import_module(f"{package}.profile").PROFILE is fmt.profile
+        by_package[package] = name
+    assert set(by_package) == {f"conversations.formats.{m}" for m in packages}
 
 
 @pytest.mark.parametrize("fmt", registry.names())
@@ -116,14 +122,21 @@ def test_each_format_reads_its_reasoning(fmt: str) -> None:
     assert reasoning_of(fmt, "not json") == []
 
 
+def _profile(name: str) -> Any:
+    """A whole profile under another name (the registry checks parts, not their truth)."""
+    return replace(registry.get("openai.chat").profile, format=name)
+
+
+class _Live(LiveFilter):
+    format = "test.no-reader"
+
+    def event(self, out: Any, data: dict[str, Any]) -> None:
+        raise AssertionError
+
+
 def test_a_format_without_a_reasoning_reader_cannot_be_registered() -> None:
     class NoReader(registry.Format):
         name = "test.no-reader"
-        block_types = {
-            BlockClass.VISIBLE: {"text"},
-            BlockClass.AUDIT: set(),
-            BlockClass.NEVER: set(),
-        }
 
         def read(
             self, *, request: str, response: str | None, stream: str | None, cancelled: bool
@@ -134,18 +147,13 @@ def test_a_format_without_a_reasoning_reader_cannot_be_registered() -> None:
             raise AssertionError
 
     with pytest.raises(TypeError, match="reasoning"):
-        registry.register(NoReader)
+        registry.register(NoReader, profile=_profile("test.no-reader"), live=_Live())
     assert "test.no-reader" not in registry.names()
 
 
 def test_a_format_whose_shown_types_overlap_its_never_types_cannot_be_registered() -> None:
     class Overlap(registry.Format):
         name = "test.overlap"
-        block_types = {
-            BlockClass.VISIBLE: {"text", "think*"},
-            BlockClass.AUDIT: set(),
-            BlockClass.NEVER: {"thinking"},
-        }
 
         def read(
             self, *, request: str, response: str | None, stream: str | None, cancelled: bool
@@ -158,8 +166,19 @@ def test_a_format_whose_shown_types_overlap_its_never_types_cannot_be_registered
         def reasoning(self, message: Any) -> Iterator[Trace]:
             yield from ()
 
+    overlap = replace(
+        _profile("test.overlap"),
+        block_types={
+            BlockClass.VISIBLE: frozenset({"text", "think*"}),
+            BlockClass.AUDIT: frozenset(),
+            BlockClass.NEVER: frozenset({"thinking"}),
+        },
+        inline=None,
+    )
+    live = _Live()
+    live.format = "test.overlap"
     with pytest.raises(AssertionError, match="NEVER share"):
-        registry.register(Overlap)
+        registry.register(Overlap, profile=overlap, live=live)
     assert "test.overlap" not in registry.names()
 
 

@@ -4,8 +4,9 @@ The transport (``_transport.py``) fills a ``Capture`` on the chat path, doing no
 appending each chunk to a list; everything else (content decoding, the console's JSON body) is
 done later on the delivery thread, by ``Capture.body()``.
 
-How to add a provider format: map its URL path in ``format_for`` to the console's format name
-(the console must know the format: ``conversations/formats/``).
+How to add a provider format: map its URL path in ``_PATHS`` to the console's format name: the
+path is the one the format's profile names (``conversations/formats/<name>/profile.py``,
+``capture``), and the console's tests compare the two tables.
 """
 
 from __future__ import annotations

@@ -35,7 +35,7 @@ are read past, as the SDKs do).
 
 How to extend:
 
-- a new block type: classify it in ``AnthropicMessages.block_types`` below. An AUDIT type
+- a new block type: classify it in ``BLOCK_TYPES`` of ``profile.py``. An AUDIT type
   whose name ends in ``tool_use`` is read as a call (``name``, ``id``, ``input``, and it may receive
   ``input_json_delta``); any other AUDIT type as a result (``tool_use_id``, ``content``,
   ``is_error``). NEVER and unknown types need nothing here: they carry no content.
@@ -56,8 +56,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, classify
-from .base import (
+from ...blocks import Block, BlockClass, Message, Params, ParsedExchange, classify
+from ..base import (
     FormatError,
     array_element_spans,
     compact,
@@ -71,15 +71,13 @@ from .base import (
     opt_str,
     strict_loads,
 )
-from .registry import Format, register
-from .sse import Event, iter_events
-from .traces import Trace, TraceKind, Withheld
-
-FORMAT = "anthropic.messages"
+from ..profile import Finish
+from ..registry import Format
+from ..sse import Event, iter_events
+from ..traces import Trace, TraceKind, Withheld
+from .profile import FORMAT, PROFILE
 
 _ROLES = ("user", "assistant")
-# Stop reasons that mean the output was cut off by a token limit.
-_TRUNCATING_STOPS = frozenset({"max_tokens", "model_context_window_exceeded"})
 
 # delta type -> (field in the delta, key in the block, block types it may extend, append?).
 # Text and thinking grow piece by piece; a signature arrives whole and replaces the start's "".
@@ -280,8 +278,9 @@ def _apply_stop_reason(reason: str | None, out: Params) -> None:
     if reason is None:
         return
     out.stop_reason = reason
-    out.refusal = reason == "refusal"
-    if reason in _TRUNCATING_STOPS:
+    kind = PROFILE.finish(reason)  # the one finish table (profile.py)
+    out.refusal = kind is Finish.REFUSED
+    if kind is Finish.TRUNCATED:
         out.truncated = True
 
 
@@ -697,21 +696,8 @@ def _parse_stream(stream: str, params: Params, *, cancelled: bool = False) -> li
 # --- the format ------------------------------------------------------------------------------
 
 
-@register
 class AnthropicMessages(Format):
     name = FORMAT
-    block_types = {
-        BlockClass.VISIBLE: {"text"},
-        BlockClass.AUDIT: {
-            "tool_use",
-            "tool_result",
-            "server_tool_use",
-            "*_tool_result",
-            "mcp_tool_use",
-            "mcp_tool_result",
-        },
-        BlockClass.NEVER: {"thinking", "redacted_thinking"},
-    }
 
     def read(
         self, *, request: str, response: str | None, stream: str | None, cancelled: bool = False

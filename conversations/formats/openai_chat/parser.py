@@ -8,13 +8,15 @@ DeepSeek's ``reasoning_content`` and OpenRouter's ``reasoning``.
   ``compact()``. The stream ends with ``data: [DONE]`` or a chunk carrying a ``finish_reason``.
 
 Blocks of one message, in this order: ``reasoning_content`` / ``reasoning`` (NEVER, no content),
-``content`` (VISIBLE; one block per text part of a list; image, audio and file parts UNKNOWN),
+``content`` (VISIBLE; one block per text part of a list; image, audio and file parts UNKNOWN; a
+``<think>...</think>`` span at the start of a text is a NEVER ``think`` block before it: the
+profile's ``INLINE``),
 ``refusal`` (VISIBLE), one ``tool_calls`` block per call (AUDIT). A ``tool`` message is one AUDIT
 block ``tool`` (call id and output).
 
 How to extend:
-- a new reasoning field of some provider: add it to ``_REASONING_KEYS`` (NEVER in
-  ``OpenAIChat.block_types``, read by ``OpenAIChat.reasoning``); a string delta of it is
+- a new reasoning field of some provider: add it to ``REASONING_KEYS`` of ``profile.py`` (NEVER
+  in its ``BLOCK_TYPES``, read by ``OpenAIChat.reasoning``); a string delta of it is
   concatenated like ``content``.
 - a new delta key: string values are concatenated, arrays extended, objects merged key by key,
   other values replaced (``_merge``); give it its own branch in ``_Accumulator.delta`` only if
@@ -36,27 +38,28 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
-from .base import (
+from ...blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
+from ..base import (
     FormatError,
     element_spans,
     expect,
     join_pieces,
     object_member_spans,
 )
-from .base import body_members as _members
-from .base import compact_checked as _serialise
-from .base import optional as _opt
-from .base import required as _req
-from .base import tool_arguments as _arguments
-from .registry import Format, register
-from .sse import Event, iter_events
-from .traces import Trace, TraceKind, Withheld
-
-FORMAT = "openai.chat"
+from ..base import body_members as _members
+from ..base import compact_checked as _serialise
+from ..base import optional as _opt
+from ..base import required as _req
+from ..base import tool_arguments as _arguments
+from ..live import inline_traces, split_inline
+from ..profile import Finish
+from ..registry import Format
+from ..sse import Event, iter_events
+from ..traces import Trace, TraceKind, Withheld
+from .profile import FORMAT, INLINE, PROFILE
+from .profile import REASONING_KEYS as _REASONING_KEYS
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
-_REASONING_KEYS = ("reasoning_content", "reasoning")
 _STRING_DELTAS = frozenset({"content", "refusal", *_REASONING_KEYS})
 
 
@@ -66,12 +69,22 @@ _STRING_DELTAS = frozenset({"content", "refusal", *_REASONING_KEYS})
 # --- message -> blocks --------------------------------------------------------------------------
 
 
+def _text_blocks(text: str) -> list[Block]:
+    """A text of ``content``: a ``<think>`` span at its start is its own NEVER block (the
+    profile's ``INLINE``), the rest the VISIBLE ``content``. An empty text (DeepSeek sends ""
+    beside tool_calls) shows nothing: no block."""
+    span, visible = split_inline(text, INLINE)
+    blocks = [] if span is None else [Block(INLINE.never_type, BlockClass.NEVER)]
+    if visible:
+        blocks.append(Block("content", BlockClass.VISIBLE, text=visible))
+    return blocks
+
+
 def _content_blocks(content: Any, *, field: str, at: str) -> list[Block]:
     if content is None:
         return []
     if isinstance(content, str):
-        # An empty string (DeepSeek sends "" beside tool_calls) shows nothing: no block.
-        return [Block("content", BlockClass.VISIBLE, text=content)] if content else []
+        return _text_blocks(content)
     if not isinstance(content, list):
         expect(content, (str, list), field=field, at=at)  # raises: says what came instead
     blocks = []
@@ -80,11 +93,7 @@ def _content_blocks(content: Any, *, field: str, at: str) -> list[Block]:
         expect(part, dict, field=field, at=pat)
         kind = _req(part, "type", str, field=field, at=pat)
         if kind == "text":
-            blocks.append(
-                Block(
-                    "content", BlockClass.VISIBLE, text=_req(part, "text", str, field=field, at=pat)
-                )
-            )
+            blocks.extend(_text_blocks(_req(part, "text", str, field=field, at=pat)))
         elif kind == "refusal":
             text = _req(part, "refusal", str, field=field, at=pat)
             blocks.append(Block("refusal", BlockClass.VISIBLE, text=text))
@@ -211,10 +220,9 @@ def _usage(usage: dict[str, Any], *, field: str, at: str) -> Usage:
 
 def _finish(params: Params, finish_reason: str | None, message: Message) -> None:
     params.stop_reason = finish_reason
-    params.truncated = params.truncated or finish_reason == "length"
-    params.refusal = finish_reason == "content_filter" or any(
-        b.type == "refusal" for b in message.blocks
-    )
+    kind = PROFILE.finish(finish_reason or "")  # the one finish table (profile.py)
+    params.truncated = params.truncated or kind is Finish.TRUNCATED
+    params.refusal = kind is Finish.REFUSED or any(b.type == "refusal" for b in message.blocks)
 
 
 def _provider_error(body: dict[str, Any], *, field: str, at: str) -> None:
@@ -482,14 +490,8 @@ def _parse_stream(text: Any, params: Params, *, cancelled: bool = False) -> list
     return [message]
 
 
-@register
 class OpenAIChat(Format):
     name = FORMAT
-    block_types = {
-        BlockClass.VISIBLE: {"content", "refusal"},
-        BlockClass.AUDIT: {"tool_calls", "tool"},
-        BlockClass.NEVER: {*_REASONING_KEYS},
-    }
 
     def read(
         self, *, request: str, response: str | None, stream: str | None, cancelled: bool = False
@@ -506,7 +508,8 @@ class OpenAIChat(Format):
         return _parse_request('{"model":"-","messages":[' + raw + "]}")[0][0].blocks
 
     def reasoning(self, message: Any) -> Iterator[Trace]:
-        """``reasoning_content`` (DeepSeek), ``reasoning`` (OpenRouter) and OpenRouter's
+        """``reasoning_content`` (DeepSeek), ``reasoning`` (OpenRouter), a ``<think>`` span at
+        the start of ``content`` (a server without a reasoning parser) and OpenRouter's
         ``reasoning_details`` (summary and text entries; an encrypted entry is "redacted by
         provider")."""
         if not isinstance(message, dict):
@@ -515,6 +518,7 @@ class OpenAIChat(Format):
             text = message.get(key)
             if isinstance(text, str) and text:
                 yield Trace(TraceKind.REASONING_CONTENT, text)
+        yield from inline_traces(message.get("content"), INLINE, TraceKind.REASONING_CONTENT)
         details = message.get("reasoning_details")
         if not isinstance(details, list):
             return

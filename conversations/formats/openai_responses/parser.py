@@ -15,7 +15,7 @@ type: ``reasoning`` is NEVER (``redacted`` when the provider sent only ``encrypt
 and a type nobody classified (``item_reference``, ``compaction``...) is UNKNOWN with no content.
 
 How to extend:
-- a new item type: classify its name in ``OpenAIResponses.block_types``. A new
+- a new item type: classify its name in ``BLOCK_TYPES`` of ``profile.py``. A new
   ``*_call`` is AUDIT already; give it a branch in ``_item_blocks`` only if the generic reading
   (tool name from the type, input from ``action``) is wrong for it.
 - a new stream event: add ``"response.<name>": _Stream.<method>`` to ``_Stream.HANDLERS``. Events
@@ -32,37 +32,26 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
-from .base import (
+from ...blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
+from ..base import (
     FormatError,
     element_spans,
     expect,
     join_pieces,
     json_type,
 )
-from .base import body_members as _members
-from .base import compact_checked as _serialise
-from .base import optional as _opt
-from .base import required as _req
-from .base import tool_arguments as _arguments
-from .registry import Format, register
-from .sse import Event, iter_events
-from .traces import Trace, TraceKind, Withheld
-
-FORMAT = "openai.responses"
+from ..base import body_members as _members
+from ..base import compact_checked as _serialise
+from ..base import optional as _opt
+from ..base import required as _req
+from ..base import tool_arguments as _arguments
+from ..profile import Finish
+from ..registry import Format
+from ..sse import Event, iter_events
+from ..traces import Trace, TraceKind, Withheld
+from .profile import CLIENT_CALLS, FORMAT, PROFILE
 
 _MESSAGE_ROLES = frozenset({"user", "system", "developer", "assistant"})
-# Tools the client runs itself (it answers with a matching *_call_output): not server tool use.
-_CLIENT_CALLS = frozenset(
-    {
-        "function_call",
-        "custom_tool_call",
-        "computer_call",
-        "local_shell_call",
-        "shell_call",
-        "apply_patch_call",
-    }
-)
 _TERMINAL = frozenset({"response.completed", "response.incomplete"})
 
 
@@ -274,7 +263,9 @@ def _fill_params(
     if details is not None:
         reason = _opt(details, "reason", str, field=field, at=f"{at}.incomplete_details")
     params.stop_reason = reason if status == "incomplete" and reason else status
-    params.truncated = status == "incomplete" and reason == "max_output_tokens"
+    # The one finish table (profile.py): max_output_tokens truncated, content_filter refused.
+    finish = PROFILE.finish(params.stop_reason or "")
+    params.truncated = finish is Finish.TRUNCATED
 
     usage = _opt(body, "usage", dict, field=field, at=at)
     if usage is not None:
@@ -295,10 +286,13 @@ def _fill_params(
     counts: dict[str, int] = {}
     for item in items:
         kind = item.get("type") if isinstance(item, dict) else None
-        if isinstance(kind, str) and kind.endswith("_call") and kind not in _CLIENT_CALLS:
+        if isinstance(kind, str) and kind.endswith("_call") and kind not in CLIENT_CALLS:
+            # a server tool (web search, code interpreter...): the client runs none of these
             counts[kind] = counts.get(kind, 0) + 1
     params.server_tool_counts = counts
-    params.refusal = any(b.type == "refusal" for m in messages for b in m.blocks)
+    params.refusal = finish is Finish.REFUSED or any(
+        b.type == "refusal" for m in messages for b in m.blocks
+    )
 
 
 def _parse_response(text: Any, params: Params) -> list[Message]:
@@ -694,14 +688,8 @@ def _parse_stream(text: Any, params: Params, *, cancelled: bool = False) -> list
     return output
 
 
-@register
 class OpenAIResponses(Format):
     name = FORMAT
-    block_types = {
-        BlockClass.VISIBLE: {"message", "output_text", "refusal", "input_text"},
-        BlockClass.AUDIT: {"function_call", "function_call_output", "*_call", "*_call_output"},
-        BlockClass.NEVER: {"reasoning"},
-    }
 
     def read(
         self, *, request: str, response: str | None, stream: str | None, cancelled: bool = False

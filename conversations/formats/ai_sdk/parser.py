@@ -73,14 +73,14 @@ when the stream stopped is the raw input text). ``step-start`` gets no Block: it
 boundary, structural, with no content to show or hide, and an UNKNOWN block for it would sit on
 the admins' "to classify" list forever; its position stays in ``raw``. ``source-url``,
 ``source-document``, ``file`` and ``data-*`` are UNKNOWN until someone classifies them in
-``AiSdkUi.block_types`` (fail closed).
+``BLOCK_TYPES`` of ``profile.py`` (fail closed).
 
 Params: usage only where the backend put an AI SDK ``LanguageModelUsage`` under
 ``metadata.usage`` or ``metadata.totalUsage``; ``response_id`` is the message id; server tool
 counts are the new ``providerExecuted`` tool parts.
 
-To extend: a new part type is a line in ``AiSdkUi.block_types`` (its class) and, if AUDIT or
-VISIBLE needs fields, a branch in ``_part_block``. A new chunk type is a method of
+To extend: a new part type is a line in ``BLOCK_TYPES`` of ``profile.py`` (its class) and, if
+AUDIT or VISIBLE needs fields, a branch in ``_part_block``. A new chunk type is a method of
 ``_Accumulator`` (with its field checks) and a line in ``_HANDLERS``; follow what
 ``processUIMessageStream`` does for it.
 
@@ -98,8 +98,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
-from .base import (
+from ...blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
+from ..base import (
     FormatError,
     NotFinite,
     compact,
@@ -112,11 +112,13 @@ from .base import (
     opt_int,
     strict_loads,
 )
-from .registry import Format, register
-from .sse import iter_events
-from .traces import Trace, TraceKind, Withheld
+from ..live import inline_traces, split_inline
+from ..profile import Finish
+from ..registry import Format
+from ..sse import iter_events
+from ..traces import Trace, TraceKind, Withheld
+from .profile import FORMAT, INLINE, PROFILE
 
-FORMAT = "ai-sdk.ui"
 _ROLES = ("system", "user", "assistant")
 _JSON_WS = " \t\n\r"
 # Keys of providerMetadata entries that mean "the deliberation is withheld, only this token is
@@ -201,7 +203,9 @@ def _withheld(part: dict[str, Any]) -> bool:
     return False
 
 
-def _part_block(part: Any, *, fld: str, at: str, streamed_input: str | None = None) -> Block | None:
+def _part_block(
+    part: Any, *, fld: str, at: str, streamed_input: str | None = None
+) -> Block | tuple[Block, ...] | None:
     part = _want(part, dict, "a part object", fld=fld, at=at)
     ptype = _required(part, "type", str, "the part type, a string", fld=fld, at=at)
     if ptype == "step-start":
@@ -209,6 +213,10 @@ def _part_block(part: Any, *, fld: str, at: str, streamed_input: str | None = No
     cls = classify(FORMAT, ptype)
     if cls is BlockClass.VISIBLE:
         text = _required(part, "text", str, "the text, a string", fld=fld, at=at)
+        span, visible = split_inline(text, INLINE)
+        if span is not None:  # <think>...</think> at the start (the profile's INLINE)
+            think = Block(type=INLINE.never_type, cls=BlockClass.NEVER)
+            return (think, Block(type=ptype, cls=cls, text=visible)) if visible else (think,)
         return Block(type=ptype, cls=cls, text=text)
     if cls is BlockClass.NEVER:
         _required(part, "text", str, "the reasoning text, a string", fld=fld, at=at)
@@ -244,7 +252,7 @@ def _message_blocks(
     msg: dict[str, Any], *, fld: str, at: str, streamed: dict[int, str] | None = None
 ) -> tuple[Block, ...]:
     parts = _required(msg, "parts", list, "the parts, an array", fld=fld, at=at)
-    blocks = []
+    blocks: list[Block] = []
     for j, part in enumerate(parts):
         block = _part_block(
             part,
@@ -252,7 +260,9 @@ def _message_blocks(
             at=f"{at}.parts[{j}]",
             streamed_input=streamed.get(j) if streamed else None,
         )
-        if block is not None:
+        if isinstance(block, tuple):
+            blocks.extend(block)
+        elif block is not None:
             blocks.append(block)
     return tuple(blocks)
 
@@ -1203,14 +1213,8 @@ def _refuse_constants(text: str, *, fld: str) -> None:
         _strict_json(text, fld=fld, at="$")
 
 
-@register
 class AiSdkUi(Format):
     name = FORMAT
-    block_types = {
-        BlockClass.VISIBLE: {"text"},
-        BlockClass.AUDIT: {"tool-*", "dynamic-tool"},
-        BlockClass.NEVER: {"reasoning"},
-    }
 
     def read(
         self, *, request: str, response: str | None, stream: str | None, cancelled: bool = False
@@ -1252,6 +1256,8 @@ class AiSdkUi(Format):
         if not isinstance(parts, list):
             return
         for part in parts:
+            if isinstance(part, dict) and part.get("type") == "text":
+                yield from inline_traces(part.get("text"), INLINE, TraceKind.REASONING_PART)
             if not isinstance(part, dict) or part.get("type") != "reasoning":
                 continue
             text = part.get("text")
@@ -1349,7 +1355,9 @@ class AiSdkUi(Format):
         params.stop_reason = acc.finish_reason
         params.stream_error = acc.stream_error
         params.unknown_chunks = sorted(acc.unknown)
-        params.truncated = acc.stream_error is not None or acc.finish_reason == "length"
+        finish = PROFILE.finish(acc.finish_reason or "")  # the one finish table (profile.py)
+        params.truncated = acc.stream_error is not None or finish is Finish.TRUNCATED
+        params.refusal = finish is Finish.REFUSED
         value, streamed = acc.result()
         raw = compact(value)
         try:

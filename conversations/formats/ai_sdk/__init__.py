@@ -1,0 +1,13 @@
+"""The Vercel AI SDK UI protocol (``ai-sdk.ui``), one package: ``parser.py`` (the chat request,
+the assistant UIMessage or the UI message stream, accumulated as ``useChat`` does),
+``live.py`` (the live filter) and ``profile.py`` (part types, the ``<think>`` convention, finish
+table, continuation rules, words), registered here as one format."""
+
+from ..registry import register
+from .live import AiSdkLive
+from .parser import AiSdkUi
+from .profile import FORMAT, PROFILE
+
+register(AiSdkUi, profile=PROFILE, live=AiSdkLive())
+
+__all__ = ["FORMAT", "PROFILE"]

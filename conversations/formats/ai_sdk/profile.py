@@ -1,0 +1,116 @@
+"""The profile of ``ai-sdk.ui``: what the console knows of the AI SDK UI protocol, as data
+(``formats/profile.py`` says what each part is). The provider behind the AI SDK is the
+backend's business: the UI stream says nothing of it, so rules that depend on the provider
+(continuation) are the ones its reasoning parts are converted for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...blocks import BlockClass
+from ..profile import (
+    Capture,
+    Citation,
+    Continuation,
+    Cuts,
+    Finish,
+    FinishRule,
+    Inline,
+    Profile,
+    ReasoningUsage,
+    UsageProfile,
+    items_of,
+    type_of,
+)
+
+FORMAT = "ai-sdk.ui"
+
+# A text part of a provider without a reasoning parser (and a backend without the AI SDK's
+# extractReasoningMiddleware) opens with the model's <think>...</think>.
+INLINE = Inline(block_types=frozenset({"text"}))
+
+BLOCK_TYPES = {
+    BlockClass.VISIBLE: frozenset({"text"}),
+    BlockClass.AUDIT: frozenset({"tool-*", "dynamic-tool"}),
+    BlockClass.NEVER: frozenset({"reasoning", INLINE.never_type}),
+}
+
+# The AI SDK's FinishReason (a ``finish`` chunk's finishReason).
+FINISHES = {
+    "stop": FinishRule(Finish.FINISHED, "finished its answer"),
+    "length": FinishRule(Finish.TRUNCATED, "was cut off by the output token limit"),
+    "content-filter": FinishRule(Finish.REFUSED, "was stopped by the content filter"),
+    "tool-calls": FinishRule(Finish.TOOL_CALL, "stopped to call a tool"),
+    "error": FinishRule(Finish.OTHER, "ended with an error"),
+    "other": FinishRule(Finish.OTHER, "stopped for another reason"),
+    "unknown": FinishRule(Finish.OTHER, "stopped for a reason the provider did not give"),
+}
+
+# Tool part states.
+TOOL_STATES = {
+    "input-streaming": ("input still arriving", "pending"),
+    "input-available": ("called, no result yet", "pending"),
+    "approval-requested": ("waiting for the customer's approval", "pending"),
+    "approval-responded": ("approval answered, no result yet", "pending"),
+    "output-available": ("succeeded", "ok"),
+    "output-error": ("failed", "error"),
+    "output-denied": ("denied by the customer", "error"),
+}
+
+
+def is_tool_part(part: Any) -> bool:
+    kind = type_of(part)
+    return kind.startswith("tool-") or kind == "dynamic-tool"
+
+
+def _continuation(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
+    """``reasoning`` parts of assistant messages before the last one are left out, and of the
+    last one too when it does not end in a tool part (its step is complete)."""
+    last = len(values) - 1
+    open_loop = False
+    if last >= 0 and isinstance(values[last], dict) and values[last].get("role") == "assistant":
+        parts = [p for p in items_of(values[last], "parts") if type_of(p) != "step-start"]
+        open_loop = bool(parts) and is_tool_part(parts[-1])
+    protected = {last} if open_loop else set()
+    cuts: Cuts = {}
+    for i, v in enumerate(values):
+        if i in protected or not isinstance(v, dict) or v.get("role") != "assistant":
+            continue
+        parts = items_of(v, "parts")
+        drop: set[int | str] = {n for n, p in enumerate(parts) if type_of(p) == "reasoning"}
+        if drop and len(drop) < len(parts):
+            cuts[i] = drop
+    return open_loop, protected, cuts
+
+
+CONTINUATION = Continuation(
+    decide=_continuation,
+    member="parts",
+    citations=(
+        Citation(
+            url="https://ai-sdk.dev/docs/reference/ai-sdk-ui/convert-to-model-messages",
+            quote="convertToModelMessages turns reasoning parts into the model's reasoning "
+            "content for the provider underneath, whose rule applies",
+            checked="2025-11-20",
+        ),
+    ),
+)
+
+PROFILE = Profile(
+    format=FORMAT,
+    label="AI SDK UI",
+    block_types=BLOCK_TYPES,
+    finishes=FINISHES,
+    usage=UsageProfile(
+        # Only what the backend put under metadata.usage / metadata.totalUsage.
+        reports=frozenset(),
+        reasoning=ReasoningUsage.NOT_REPORTED,
+        input_includes_cache=True,
+    ),
+    continuation=CONTINUATION,
+    tool_states=TOOL_STATES,
+    # Captured where the backend answers the browser (clients/js), not at a provider endpoint.
+    capture=Capture(paths=()),
+    inline=INLINE,
+)

@@ -1,0 +1,14 @@
+"""OpenAI Chat Completions (``openai.chat``) and the servers that speak it, one package:
+``parser.py`` (request, response and ``chat.completion.chunk`` stream, accumulated as the
+``openai`` SDK does), ``live.py`` (the live filter) and ``profile.py`` (block types, the
+``<think>`` convention, finish table, usage, continuation rules, words, capture paths, probe),
+registered here as one format."""
+
+from ..registry import register
+from .live import ChatLive
+from .parser import OpenAIChat
+from .profile import FORMAT, PROFILE
+
+register(OpenAIChat, profile=PROFILE, live=ChatLive())
+
+__all__ = ["FORMAT", "PROFILE"]

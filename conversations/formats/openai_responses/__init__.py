@@ -1,0 +1,13 @@
+"""OpenAI Responses API (``openai.responses``), one package: ``parser.py`` (request input
+items, response output items and the typed SSE stream, accumulated as the ``openai`` SDK
+does), ``live.py`` (the live filter) and ``profile.py`` (block types, finish table, usage,
+continuation rules, words, capture paths, probe), registered here as one format."""
+
+from ..registry import register
+from .live import ResponsesLive
+from .parser import OpenAIResponses
+from .profile import FORMAT, PROFILE
+
+register(OpenAIResponses, profile=PROFILE, live=ResponsesLive())
+
+__all__ = ["FORMAT", "PROFILE"]

@@ -1,0 +1,145 @@
+"""The profile of ``openai.responses``: what the console knows of the protocol, as data
+(``formats/profile.py`` says what each part is)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ...blocks import BlockClass
+from ..profile import (
+    WHOLE,
+    Capture,
+    Citation,
+    Continuation,
+    Cuts,
+    Finish,
+    FinishRule,
+    Probe,
+    Profile,
+    ReasoningUsage,
+    UsageProfile,
+    type_of,
+)
+
+FORMAT = "openai.responses"
+
+BLOCK_TYPES = {
+    BlockClass.VISIBLE: frozenset({"message", "output_text", "refusal", "input_text"}),
+    BlockClass.AUDIT: frozenset(
+        {"function_call", "function_call_output", "*_call", "*_call_output"}
+    ),
+    BlockClass.NEVER: frozenset({"reasoning"}),
+}
+
+# The stored stop reason is the response's ``status``, or for an incomplete response the
+# reason in ``incomplete_details`` (``max_output_tokens``, ``content_filter``).
+FINISHES = {
+    "completed": FinishRule(Finish.FINISHED, "finished"),
+    "max_output_tokens": FinishRule(Finish.TRUNCATED, "was cut off by the output token limit"),
+    "content_filter": FinishRule(Finish.REFUSED, "was stopped by the content filter"),
+    "incomplete": FinishRule(Finish.OTHER, "did not complete"),
+    "failed": FinishRule(Finish.OTHER, "failed"),
+    "cancelled": FinishRule(Finish.OTHER, "was cancelled"),
+    "in_progress": FinishRule(Finish.OTHER, "was still running"),
+    "queued": FinishRule(Finish.OTHER, "was still queued"),
+}
+
+# Item statuses of tool calls, in words.
+TOOL_STATES = {
+    "completed": ("completed", "ok"),
+    "in_progress": ("still running", "pending"),
+    "searching": ("searching", "pending"),
+    "interpreting": ("running", "pending"),
+    "generating": ("generating", "pending"),
+    "incomplete": ("did not complete", "error"),
+    "failed": ("failed", "error"),
+}
+
+# Items the client answers with a matching *_output.
+CLIENT_CALLS = frozenset(
+    {
+        "function_call",
+        "custom_tool_call",
+        "computer_call",
+        "local_shell_call",
+        "shell_call",
+        "apply_patch_call",
+        "mcp_approval_request",
+    }
+)
+
+
+def _continuation(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
+    """Reasoning items before the last user message are left out (or all of them when no tool
+    loop is open after it); the open loop's items are kept."""
+
+    def genuine_user(v: Any) -> bool:
+        if isinstance(v, str):
+            return True  # a string input is the user's message
+        return isinstance(v, dict) and v.get("role") == "user" and type_of(v) in ("", "message")
+
+    last_user = max((i for i, v in enumerate(values) if genuine_user(v)), default=-1)
+    turn = list(range(last_user + 1, len(values)))
+    calls = [i for i in turn if type_of(values[i]) in CLIENT_CALLS]
+    answered = calls and any(
+        type_of(values[i]) == "message" and values[i].get("role") == "assistant"
+        for i in turn
+        if i > calls[-1]
+    )
+    open_loop = bool(calls) and not answered
+    protected = set(turn) if open_loop else set()
+    cuts: Cuts = {
+        i: {WHOLE} for i, v in enumerate(values) if i not in protected and type_of(v) == "reasoning"
+    }
+    return open_loop, protected, cuts
+
+
+CONTINUATION = Continuation(
+    decide=_continuation,
+    member="",
+    citations=(
+        Citation(
+            url="https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-context",
+            quote="reasoning items are needed from the last user message on, while the model is "
+            "calling functions; reasoning items of earlier turns are not used by the model",
+            checked="2025-11-20",
+        ),
+    ),
+)
+
+
+def _probes(
+    model: str, budget: int, question: str
+) -> list[tuple[str, int, int | None, dict[str, Any]]]:
+    def body(n: int) -> dict[str, Any]:
+        return {
+            "model": model,
+            "max_output_tokens": n,
+            "reasoning": {"effort": "high"},
+            "input": question,
+            "store": False,
+        }
+
+    # No budget to size against: a limit below what high effort reasons for, and one that
+    # leaves the answer little room.
+    return [("at_budget", 16, None, body(16)), ("no_room", 256, None, body(256))]
+
+
+PROFILE = Profile(
+    format=FORMAT,
+    label="OpenAI Responses",
+    block_types=BLOCK_TYPES,
+    finishes=FINISHES,
+    usage=UsageProfile(
+        reports=frozenset(
+            {"input_tokens", "cache_read_tokens", "output_tokens", "reasoning_tokens"}
+        ),
+        reasoning=ReasoningUsage.SPLIT,
+        input_includes_cache=True,
+    ),
+    continuation=CONTINUATION,
+    tool_states=TOOL_STATES,
+    capture=Capture(paths=("/responses",)),
+    probe=Probe(provider="openai", path="/v1/responses", bodies=_probes),
+)

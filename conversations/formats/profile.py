@@ -1,0 +1,205 @@
+"""What a provider format IS, as data: the profile every format package declares
+(``formats/<name>/profile.py``) and the registry checks whole (DESIGN section 14).
+
+A profile holds what other rooms used to keep in tables of their own:
+
+- ``block_types``: the provider-native block types by class (``blocks.register_types`` checks
+  that nothing is both shown and hidden), and ``inline``: a convention that hides deliberation
+  inside a visible block (``<think>...</think>`` at the start of Chat ``content``);
+- ``finishes``: every raw stop value the provider sends, its kind (``Finish``: finished,
+  truncated, refused, tool call, other) and its words. The parser's ``truncated`` and
+  ``refusal`` flags, the page's words, the signals' finish columns and the alerts all read
+  this one table;
+- ``usage``: which token counts the provider reports, and whether it splits the reasoning out
+  of the output (where it does not, the console estimates the share and says so);
+- ``continuation``: what ``?for=continuation`` may leave out, rule by rule, each with the
+  provider documentation it follows;
+- ``tool_states``: the words of the tool states and statuses the format stores;
+- ``capture``: the provider endpoints whose calls are this format's exchanges (the chat backend's
+  clients capture those paths; their tests compare their tables with this one);
+- ``probe``: the two mis-sized requests of ``probe_allowance``, for the formats a provider
+  answers directly.
+
+Pure data and small pure functions: no Django, like every module of ``formats/``.
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..blocks import BlockClass
+
+
+class Finish(enum.StrEnum):
+    """What a finish (stop) reason means. The order is the rollup's finish columns."""
+
+    FINISHED = "finished"
+    TRUNCATED = "truncated"  # cut off by a token limit (or the context window)
+    TOOL_CALL = "tool_call"  # stopped to call a tool (the loop goes on)
+    REFUSED = "refused"  # the model or the provider's filter refused
+    OTHER = "other"  # an error, a cancellation, a reason this code does not know
+
+
+# The rollup's columns (``signals``), in the order of ``Finish`` (stored arrays keep it).
+FINISH_COLUMNS: tuple[str, ...] = ("stop", "length", "tool_use", "refusal", "other")
+FINISH_ORDER: tuple[Finish, ...] = (
+    Finish.FINISHED,
+    Finish.TRUNCATED,
+    Finish.TOOL_CALL,
+    Finish.REFUSED,
+    Finish.OTHER,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FinishRule:
+    kind: Finish
+    words: str  # how the page says it: "the model" + words ("was cut off by the output limit")
+
+
+@dataclass(frozen=True, slots=True)
+class Inline:
+    """Deliberation a server writes into a visible block's text: ``open``...``close`` at the
+    start of a block of one of ``block_types`` (after whitespace). The span is the NEVER block
+    ``never_type`` (its text never leaves the verbatim store); what follows the closing tag
+    (its leading whitespace dropped) is the visible block. An opening tag never closed (the
+    stream stopped while the model thought) makes the whole rest of the block the span."""
+
+    block_types: frozenset[str]
+    never_type: str = "think"
+    open: str = "<think>"
+    close: str = "</think>"
+
+
+class ReasoningUsage(enum.StrEnum):
+    SPLIT = "split"  # the provider reports reasoning tokens apart (OpenAI reasoning_tokens)
+    INSIDE_OUTPUT = "inside_output"  # counted inside output tokens, not always reported apart
+    NOT_REPORTED = "not_reported"  # the protocol carries no usage of its own (AI SDK UI)
+
+
+@dataclass(frozen=True, slots=True)
+class UsageProfile:
+    """Which token counts a provider reports (``Usage`` fields), and how its reasoning is
+    counted. ``input_includes_cache``: the input count already holds the cached tokens (OpenAI)
+    or not (Anthropic's ``input_tokens`` excludes cache reads and writes)."""
+
+    reports: frozenset[str]
+    reasoning: ReasoningUsage
+    input_includes_cache: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """The provider documentation a rule follows: where, the sentence, and when it was read."""
+
+    url: str
+    quote: str
+    checked: str  # ISO date
+
+
+# element index -> indices of its content array to cut, ``WHOLE`` for the element, or member
+# names to remove (``continuation.py`` applies the cuts byte by byte).
+WHOLE = -1
+Cuts = dict[int, set[int | str]]
+Decide = Callable[[Sequence[Any]], tuple[bool, set[int], Cuts]]
+
+
+@dataclass(frozen=True, slots=True)
+class Continuation:
+    """What ``?for=continuation`` may leave out for one format: ``decide`` reads the stored
+    history (parsed) and says whether a tool loop is open, which elements are protected, and what
+    to cut; ``member`` names the array member the cut indices address (``content``, ``parts``),
+    or "" when cuts are whole elements or member names."""
+
+    decide: Decide
+    member: str
+    citations: tuple[Citation, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Capture:
+    """The provider calls that are this format's exchanges: a ``POST`` whose URL path ends in
+    one of ``paths``. Empty for a format captured where the chat backend answers its browser
+    (the AI SDK UI stream)."""
+
+    paths: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """How ``probe_allowance`` asks a provider directly: the endpoint, who it is (the settings
+    of its key and address), and the two request bodies, ``at_budget`` and ``no_room``, built
+    by ``bodies(model, budget, question)`` as ``(kind, max_tokens, budget_tokens, body)``."""
+
+    provider: str  # "anthropic" | "openai": the settings of its address and key
+    path: str
+    bodies: Callable[[str, int, str], list[tuple[str, int, int | None, dict[str, Any]]]]
+
+
+@dataclass(frozen=True)
+class Profile:
+    format: str
+    label: str  # the format in words ("Anthropic Messages")
+    block_types: Mapping[BlockClass, frozenset[str]]
+    finishes: Mapping[str, FinishRule]
+    usage: UsageProfile
+    continuation: Continuation
+    tool_states: Mapping[str, tuple[str, str]]  # raw state -> (words, tone: ok|error|pending)
+    capture: Capture
+    inline: Inline | None = None
+    probe: Probe | None = None
+
+    def finish(self, raw: str) -> Finish:
+        """The kind of a raw stop value; OTHER for one this profile does not list."""
+        rule = self.finishes.get(raw)
+        return rule.kind if rule is not None else Finish.OTHER
+
+    def missing(self) -> list[str]:
+        """The parts this profile lacks (the registry refuses a format with any)."""
+        out = []
+        if not self.label:
+            out.append("label")
+        if set(self.block_types) != {BlockClass.VISIBLE, BlockClass.AUDIT, BlockClass.NEVER}:
+            out.append("block_types")
+        if not self.finishes:
+            out.append("finishes")
+        kinds = {rule.kind for rule in self.finishes.values()}
+        if not {Finish.FINISHED, Finish.TRUNCATED} <= kinds:
+            out.append("finishes (a finished and a truncated value)")
+        if any(not rule.words for rule in self.finishes.values()):
+            out.append("finishes (words for every value)")
+        if not self.usage.reports and self.usage.reasoning is not ReasoningUsage.NOT_REPORTED:
+            out.append("usage")
+        if not self.continuation.citations:
+            out.append("continuation (its citations)")
+        if self.inline is not None:
+            never = self.block_types.get(BlockClass.NEVER, frozenset())
+            visible = self.block_types.get(BlockClass.VISIBLE, frozenset())
+            if not _declared(self.inline.never_type, never):
+                out.append("inline (its span's type declared NEVER)")
+            if not all(_declared(t, visible) for t in self.inline.block_types):
+                out.append("inline (its block types declared VISIBLE)")
+        return out
+
+
+def _declared(name: str, names: frozenset[str]) -> bool:
+    return any(fnmatch.fnmatchcase(name, n) for n in names)
+
+
+# --- helpers the profiles' continuation rules share -------------------------------------------
+
+
+def type_of(value: Any) -> str:
+    """A block's or an item's ``type`` ("" when it has none)."""
+    return str(value.get("type", "")) if isinstance(value, dict) else ""
+
+
+def items_of(value: Any, member: str) -> list[Any]:
+    """The array member ``member`` of a message object (``content``, ``parts``), or []."""
+    if isinstance(value, dict) and isinstance(value.get(member), list):
+        return list(value[member])
+    return []
