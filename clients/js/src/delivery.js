@@ -105,6 +105,7 @@ export class Console {
     this.counts = Object.fromEntries(COUNTERS.map((name) => [name, 0]));
     this.queue = [];
     this.busy = false; // an entry is being posted (or waits for its retry)
+    this.holding = 0; // a queued exchange taken out of the queue, not (yet) spooled
     this.stopping = false;
     this.closed = false;
     this.wake = false;
@@ -199,7 +200,7 @@ export class Console {
 
   /** Exchanges not yet delivered: queued, being posted, or spooled. */
   pending() {
-    return this.queue.length + Number(this.busy) + (this.spool?.length ?? 0);
+    return this.queue.length + this.holding + (this.spool?.length ?? 0);
   }
 
   #idle() {
@@ -329,6 +330,15 @@ export class Console {
 
   async #postQueueHead() {
     const capture = this.queue.shift();
+    this.holding = 1;
+    try {
+      await this.#postCapture(capture);
+    } finally {
+      this.holding = 0;
+    }
+  }
+
+  async #postCapture(capture) {
     if ((capture.live || capture.liveSeq) && this.forwarder !== null) {
       // Its live chunks first: the exchange closes the live stream on the console, and a chunk
       // arriving after it would never be shown. Bounded: a slow console delays the record by

@@ -69,8 +69,7 @@ export function consoleFetch({ fetch, ...options } = {}) {
   return consoleFor(options).fetch(fetch);
 }
 
-function only(what, url, token) {
-  if (url !== undefined && token !== undefined) return consoleFor({ url, token });
+function only(what) {
   const open = [...registry.values()].filter((c) => !c.closed);
   if (open.length !== 1) throw new TypeError(`console-client: ${what} needs { url, token }`);
   return open[0];
@@ -82,7 +81,10 @@ function only(what, url, token) {
 export function captureUIMessageStream(request, response, { url, token } = {}) {
   let target;
   try {
-    target = only("captureUIMessageStream", url, token);
+    target =
+      url !== undefined && token !== undefined
+        ? consoleFor({ url, token })
+        : only("captureUIMessageStream");
   } catch (error) {
     globalThis.console.error(error.message);
     return response;
@@ -91,10 +93,15 @@ export function captureUIMessageStream(request, response, { url, token } = {}) {
 }
 
 /** The replay of `conversation`: .raw the body byte for byte, .rawMessages each element's bytes,
- * .messages parsed. Exchanges still queued are not in it yet: flush() first when that matters. */
-export function history(conversation, { url, token, timeout, forContinuation } = {}) {
-  const target = only("history", url, token);
-  return replay(conversation, { url: target.url, token: target.token, timeout, forContinuation });
+ * .messages parsed. `url` and `token` default to those of the one console made (consoleFetch).
+ * Exchanges still queued are not in it yet: flush() first when that matters. */
+export async function history(conversation, { url, token, timeout, forContinuation } = {}) {
+  if (url === undefined || token === undefined) {
+    const target = only("history");
+    url ??= target.url;
+    token ??= target.token;
+  }
+  return replay(conversation, { url: checkUrl(url), token: checkToken(token), timeout, forContinuation });
 }
 
 /** Deliver what every console has queued or spooled, within `timeout` seconds in all. What is

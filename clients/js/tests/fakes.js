@@ -122,3 +122,23 @@ export const until = async (check, ms = 5000) => {
     await new Promise((ok) => setTimeout(ok, 10));
   }
 };
+
+const FIXTURES = new URL("../../../tests/fixtures/providers/", import.meta.url);
+
+/** A recording of the repository's tests/fixtures/providers as the provider's SSE text: named
+ * events for Anthropic and the Responses API, `data:` lines and [DONE] for Chat Completions. */
+export async function recorded(name) {
+  const { readFile } = await import("node:fs/promises");
+  const lines = (await readFile(new URL(name, FIXTURES), "utf8")).split("\n").filter((l) => l.trim());
+  const chat = lines.some((l) => l.includes('"chat.completion.chunk"'));
+  const events = lines.map((line) =>
+    chat ? `data: ${line}\n\n` : `event: ${JSON.parse(line).type}\ndata: ${line}\n\n`,
+  );
+  return events.join("") + (chat ? "data: [DONE]\n\n" : "");
+}
+
+/** The first stream of a recording holding several back to back (a Responses tool loop). */
+export function firstStream(sse) {
+  const end = sse.indexOf("response.completed");
+  return end < 0 ? sse : sse.slice(0, sse.indexOf("\n\n", end) + 2);
+}
