@@ -220,7 +220,7 @@ export class Console {
     while (!this.#idle() && !this.closed) {
       const left = deadline - performance.now();
       if (left <= 0) break;
-      await this.#signal(Math.min(left, 1000));
+      await this.#signal(Math.min(left, 1000), true); // the caller waits: keep the process up
     }
     const done = this.#idle();
     if (!done) await this.#spill();
@@ -248,11 +248,12 @@ export class Console {
     this.waiters.clear();
   }
 
-  /** Resolves on #notify or after `ms`; neither keeps the process alive. */
-  #signal(ms) {
+  /** Resolves on #notify or after `ms`. The loop's own waits do not keep the process alive;
+   * a caller's (`ref`: flush) do. */
+  #signal(ms, ref = false) {
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
-      timer.unref();
+      if (!ref) timer.unref();
       function done() {
         clearTimeout(timer);
         resolve();
