@@ -57,6 +57,25 @@ export class Capture {
     this.latencyMs = 0;
   }
 
+  /** What a worker thread gets: the fields, the chunks joined into one (see console.js). */
+  message() {
+    const { format, conversation, request, key, startedAt, started, status, streamed } = this;
+    const { ended, finished, live, latencyMs } = this;
+    return {
+      fields: { format, conversation, request, key, startedAt, started, status, streamed },
+      state: { ended, finished, live, latencyMs },
+      received: join(this.chunks),
+    };
+  }
+
+  /** The capture back from message() (a structured clone of it). */
+  static revive({ fields, state, received }) {
+    const capture = Object.assign(Object.create(Capture.prototype), fields, state);
+    capture.chunks = [received];
+    capture.liveSeq = 0;
+    return capture;
+  }
+
   arrived(response) {
     this.status = response.status;
     const type = (response.headers.get("content-type") || "").split(";")[0].trim().toLowerCase();
@@ -111,6 +130,19 @@ export class Capture {
     if (Object.keys(this.conversation.labels).length) body.labels = this.conversation.labels;
     return Buffer.from(JSON.stringify(body), "utf8");
   }
+}
+
+/** The chunks in one fresh buffer (not Node's pool: it is transferred to the worker thread). */
+export function join(chunks) {
+  let size = 0;
+  for (const chunk of chunks) size += chunk.length;
+  const out = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, at);
+    at += chunk.length;
+  }
+  return out;
 }
 
 /** `data` as text. A stream cut off (`cut`) may end inside a character: those last bytes never

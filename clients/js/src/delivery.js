@@ -1,4 +1,7 @@
-// Delivery: a Console posts captured exchanges from its own loop on the event loop.
+// Delivery: posts captured exchanges to one console, from a loop of its own. It runs on a worker
+// thread (console.js starts it), so none of its work (building bodies, posting, the spool's
+// files, live chunks) takes time from the chat's event loop; where no worker can be started it
+// runs on the caller's event loop instead, the same code.
 //
 // The chat path only appends to a bounded in-memory queue (submit: an array push). The loop
 // turns each capture into its POST /api/v1/exchanges body and posts it with an Idempotency-Key
@@ -31,9 +34,7 @@ import { createHash } from "node:crypto";
 
 import { Unsendable } from "./capture.js";
 import { Forwarder } from "./forward.js";
-import { history } from "./history.js";
 import { Entry, Spool } from "./spool.js";
-import { captureFetch, captureUI } from "./tee.js";
 import { Wire } from "./wire.js";
 
 export const EXCHANGES_PATH = "/api/v1/exchanges";
@@ -73,6 +74,7 @@ export const DEFAULTS = Object.freeze({
   live: false,
   liveQueueSize: 10_000,
   logger: null,
+  worker: true,
 });
 
 /** `~/.cache/console-client-js/<hash of url>` ($XDG_CACHE_HOME honoured): not the Python
@@ -83,26 +85,68 @@ export function defaultSpoolDir(url) {
   return path.join(cache, "console-client-js", digest);
 }
 
-const quiet = () => {};
-const defaultLogger = {
-  error: (...args) => globalThis.console.error(...args),
-  warn: (...args) => globalThis.console.warn(...args),
-  info: quiet,
-  debug: quiet,
-};
+/** Counters in a plain object (a Delivery on the caller's thread). */
+export class Counts {
+  constructor() {
+    this.values = Object.fromEntries(COUNTERS.map((name) => [name, 0]));
+    this.pending = 0;
+  }
+
+  add(name, n = 1) {
+    this.values[name] += n;
+  }
+
+  snapshot() {
+    return { ...this.values };
+  }
+
+  setPending(n) {
+    this.pending = n;
+  }
+}
+
+/** Counters in shared memory: written by the worker, read by the chat's thread at no cost. */
+export class SharedCounts {
+  constructor(buffer = new SharedArrayBuffer(4 * (COUNTERS.length + 2))) {
+    this.buffer = buffer;
+    this.array = new Int32Array(buffer);
+  }
+
+  add(name, n = 1) {
+    Atomics.add(this.array, COUNTERS.indexOf(name), n);
+  }
+
+  snapshot() {
+    return Object.fromEntries(COUNTERS.map((name, i) => [name, Atomics.load(this.array, i)]));
+  }
+
+  setPending(n) {
+    Atomics.store(this.array, COUNTERS.length, n);
+  }
+
+  get pending() {
+    return Atomics.load(this.array, COUNTERS.length);
+  }
+
+  /** A flag the worker raises once it spilled its queue at the process's exit. */
+  get spilledIndex() {
+    return COUNTERS.length + 1;
+  }
+}
 
 const sleep = (ms) =>
   new Promise((resolve) => {
     setTimeout(resolve, ms).unref();
   });
 
-export class Console {
-  constructor(url, token, options) {
+export class Delivery {
+  /** `counts`: Counts or SharedCounts; `log`: {error, warn, info, debug}. */
+  constructor(url, token, options, { counts, log }) {
     this.url = url;
     this.token = token;
-    this.options = Object.freeze({ ...DEFAULTS, ...options });
-    this.log = this.options.logger ?? defaultLogger;
-    this.counts = Object.fromEntries(COUNTERS.map((name) => [name, 0]));
+    this.options = Object.freeze({ ...DEFAULTS, ...options, logger: null });
+    this.log = log;
+    this.counts = counts;
     this.queue = [];
     this.busy = false; // an entry is being posted (or waits for its retry)
     this.holding = 0; // a queued exchange taken out of the queue, not (yet) spooled
@@ -116,10 +160,8 @@ export class Console {
     this.retryAt = 0; // no post before this (performance.now())
     this.wire = new Wire(url, this.options);
     this.forwarder = null;
-    this.warnedUncaptured = false;
     this.warnedSkipped = new Set();
     this.waiters = new Set(); // resolvers woken by #notify
-    consoles.add(this);
     this.loop = this.#run();
   }
 
@@ -127,10 +169,9 @@ export class Console {
 
   /** Queue a finished capture (never waits, never throws to the caller). */
   submit(capture) {
-    if (capture.live) this.forwarder?.done(capture);
-    if (capture.cancelled) this.counts.cancelled += 1;
+    if (capture.cancelled) this.counts.add("cancelled");
     if (this.closed || this.queue.length >= this.options.queueSize) {
-      this.counts.dropped += 1;
+      this.counts.add("dropped");
       const why = this.closed ? "closed" : `full (${this.options.queueSize})`;
       this.log.warn(
         `console-client: dropped an exchange of conversation ${capture.conversation.id}: ` +
@@ -138,64 +179,35 @@ export class Console {
       );
       return;
     }
-    this.counts.captured += 1;
+    this.counts.add("captured");
     this.queue.push(capture);
     this.#notify();
   }
 
-  uncaptured() {
-    this.counts.uncaptured += 1;
-    if (!this.warnedUncaptured) {
-      this.warnedUncaptured = true;
-      this.log.warn(
-        "console-client: a provider call outside withConversation() is not captured " +
-          "(counted as uncaptured)",
-      );
-    }
-  }
-
   skipped(why) {
-    this.counts.skipped += 1;
+    this.counts.add("skipped");
     const first = !this.warnedSkipped.has(why) && this.warnedSkipped.size < 100;
     if (first) this.warnedSkipped.add(why);
     (first ? this.log.warn : this.log.debug)(`console-client: a call is not posted: ${why}`);
   }
 
-  /** Forward one chunk of a live stream (never waits, never throws). */
-  liveChunk(capture, data) {
+  /** Forward one chunk of a live stream (`call`: its key, format and conversation). */
+  liveChunk(call, data) {
     if (this.closed) return;
     this.forwarder ??= new Forwarder(this.url, this.token, {
       timeout: this.options.timeout,
       connectTimeout: this.options.connectTimeout,
       queueSize: this.options.liveQueueSize,
-      count: (name) => {
-        this.counts[name] += 1;
-      },
+      count: (name) => this.counts.add(name),
       log: this.log,
     });
-    this.forwarder.chunk(capture, data);
+    this.forwarder.chunk(call, data);
   }
 
   // --- Callers' controls -----------------------------------------------------------------
 
-  /** A fetch that calls `inner` (default: the global fetch at call time) and captures the
-   * provider calls made inside withConversation(). */
-  fetch(inner) {
-    return captureFetch(this, inner);
-  }
-
-  /** `response` with its AI SDK UI message stream teed as an `ai-sdk.ui` exchange. */
-  captureUIMessageStream(request, response) {
-    return captureUI(this, request, response);
-  }
-
-  /** This console's replay of `conversation` (see history.js). */
-  history(conversation, { timeout, forContinuation } = {}) {
-    return history(conversation, { url: this.url, token: this.token, timeout, forContinuation });
-  }
-
   counters() {
-    return { ...this.counts };
+    return this.counts.snapshot();
   }
 
   /** Exchanges not yet delivered: queued, being posted, or spooled. */
@@ -237,13 +249,13 @@ export class Console {
     this.forwarder?.close();
     await Promise.race([this.loop, sleep(1000)]);
     this.spool?.close();
-    consoles.delete(this);
     return done;
   }
 
   // --- The loop --------------------------------------------------------------------------
 
   #notify() {
+    this.counts.setPending(this.pending());
     for (const resolve of this.waiters) resolve();
     this.waiters.clear();
   }
@@ -340,18 +352,20 @@ export class Console {
   }
 
   async #postCapture(capture) {
-    if ((capture.live || capture.liveSeq) && this.forwarder !== null) {
+    if (capture.live && this.forwarder !== null) {
       // Its live chunks first: the exchange closes the live stream on the console, and a chunk
       // arriving after it would never be shown. Bounded: a slow console delays the record by
       // one timeout at most.
-      await this.forwarder.settled(capture);
+      await this.forwarder.settled(capture.key);
+      capture.liveSeq = this.forwarder.seqOf(capture.key);
+      this.forwarder.forget(capture.key);
     }
     const entry = this.#entry(capture);
     if (entry === null) return;
     for (let attempt = 0; attempt <= this.options.retriesBeforeSpool; attempt++) {
       if (attempt) {
         if (!(await this.#waitForRetry(false))) break;
-        this.counts.retried += 1;
+        this.counts.add("retried");
       }
       const outcome = await this.#post(entry, capture.cancelled);
       if (outcome === SENT || outcome === REJECTED) return;
@@ -364,7 +378,7 @@ export class Console {
     if (!(await this.#waitForRetry(true))) return;
     const entry = await this.spool.at(0);
     if (entry === null) return;
-    if (entry.attempts || this.failures) this.counts.retried += 1;
+    if (entry.attempts || this.failures) this.counts.add("retried");
     const outcome = await this.#post(entry, false);
     if (outcome === SENT || outcome === REJECTED) {
       await this.spool.remove(entry);
@@ -429,7 +443,7 @@ export class Console {
 
   #classify(entry, { status, headers, body }, cancelled) {
     if (status >= 200 && status < 300) {
-      this.counts.sent += 1;
+      this.counts.add("sent");
       this.failures = 0;
       this.retryAt = 0;
       return SENT;
@@ -447,7 +461,7 @@ export class Console {
       return this.#failed(UNREACHABLE, `status ${status}`, retryAfter);
     }
     if (status >= 500) return this.#failed(FAILED, `status ${status}: ${text}`, retryAfter);
-    this.counts.rejected += 1;
+    this.counts.add("rejected");
     this.failures = 0;
     const note = cancelled ? " (a stream cancelled before its end)" : "";
     this.log.warn(
@@ -511,7 +525,7 @@ export class Console {
       this.#drop(entry, `the spool cannot be written: ${error.message}`);
       return;
     }
-    if (entry.path !== null) this.counts.spooled += 1;
+    if (entry.path !== null) this.counts.add("spooled");
   }
 
   /** Move everything queued in memory to the spool's tail, in order. */
@@ -532,17 +546,18 @@ export class Console {
         if (this.spool === null) this.#drop(entry, "there is no spool");
         else {
           this.spool.appendSync(entry);
-          if (entry.path !== null) this.counts.spooled += 1;
+          if (entry.path !== null) this.counts.add("spooled");
         }
       } catch (error) {
-        this.counts.dropped += 1;
+        this.counts.add("dropped");
         this.log.error("console-client: could not spool an exchange at exit", error);
       }
     }
+    this.counts.setPending(this.pending());
   }
 
   #drop(entry, why) {
-    this.counts.dropped += 1;
+    this.counts.add("dropped");
     this.log.warn(
       `console-client: dropped exchange ${entry.key} of conversation ` +
         `${entry.conversation || "?"}: ${why}`,
@@ -555,36 +570,3 @@ function parseRetryAfter(value) {
   const seconds = Number(value);
   return Number.isFinite(seconds) ? Math.max(0, seconds) : null; // an HTTP date: the backoff
 }
-
-// Every Console of this process: flushed before the process exits, spilled to the spool if it
-// exits anyway.
-export const consoles = new Set();
-let exiting = false;
-
-process.on("beforeExit", () => {
-  // The event loop ran dry with exchanges still queued: one flush, bounded by exitTimeout
-  // (it keeps the loop alive while it posts); the process then exits.
-  if (exiting) return;
-  const pending = [...consoles].filter((c) => !c.closed && c.pending() > 0);
-  if (!pending.length) return;
-  exiting = true;
-  Promise.all(
-    pending.map((c) =>
-      c.flush(c.options.exitTimeout).then(() => {
-        c.spillSync();
-        c.wire.close(); // a post still hanging must not hold the process
-        c.forwarder?.close();
-      }),
-    ),
-  ).catch(() => {});
-});
-
-process.on("exit", () => {
-  for (const c of consoles) {
-    try {
-      c.spillSync();
-    } catch {
-      // nothing can be done any more
-    }
-  }
-});

@@ -10,7 +10,7 @@
 // provider streams, and no wait at all when it streams slower than that. The exchange posted
 // when the response ends is the record and carries every byte; it names the chunks' `exchange`
 // key in `live_exchange`, which closes the live stream on the console, so it is posted only once
-// its call's chunks are done (Forwarder.settled).
+// its call's chunks are done (Forwarder.settled). Runs where the delivery runs (console.js).
 //
 // Chunks are sent as text: a character cut between two pieces goes with the later one (a
 // streaming UTF-8 decoder); a stream that is not UTF-8 stops being forwarded.
@@ -33,60 +33,70 @@ export class Forwarder {
     this.ready = []; // calls with pieces pending and no post in flight, oldest first
     this.inFlight = 0;
     this.closed = false;
-    this.state = new WeakMap(); // Capture -> its live state
+    this.calls = new Map(); // the call's key -> its live state
   }
 
-  #of(capture) {
-    let live = this.state.get(capture);
-    if (live === undefined) {
-      live = {
-        pieces: [],
-        decoder: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }),
-        posting: false,
-        done: false,
-        settle: [],
-      };
-      this.state.set(capture, live);
-    }
-    return live;
-  }
-
-  /** One piece of `capture`'s stream, from the tee (never throws, never waits). */
-  chunk(capture, data) {
+  /** One piece of a call's stream (`call`: its key, format and conversation), from the tee
+   * (never throws, never waits). */
+  chunk(call, data) {
     if (this.closed) return;
     if (this.waiting >= this.queueSize) {
       this.count("live_dropped");
       return;
     }
-    const live = this.#of(capture);
+    let live = this.calls.get(call.key);
+    if (live === undefined) {
+      live = {
+        call,
+        seq: 0,
+        pieces: [],
+        decoder: new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }),
+        off: false, // not UTF-8: the rest of the stream is not forwarded
+        posting: false,
+        settle: [],
+      };
+      this.calls.set(call.key, live);
+    }
+    if (live.off) return;
     live.pieces.push(data);
     this.waiting += 1;
     if (!live.posting && live.pieces.length === 1) {
-      this.ready.push(capture);
+      this.ready.push(live);
       if (this.ready.length === 1) setImmediate(() => this.#pump());
     }
   }
 
-  /** The stream ended or was closed: nothing more comes for `capture`. */
-  done(capture) {
-    const live = this.state.get(capture);
-    if (live === undefined) return;
-    live.done = true;
-    this.#maybeSettled(live);
+  /** Chunks posted (or being posted) for the call `key`: the next one's seq. */
+  seqOf(key) {
+    return this.calls.get(key)?.seq ?? 0;
   }
 
-  /** Resolves once every chunk of `capture` is posted or given up, or after `timeoutMs`. */
-  settled(capture, timeoutMs = this.timeoutMs) {
-    const live = this.state.get(capture);
-    if (live === undefined || this.#isSettled(live)) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(false), timeoutMs);
-      timer.unref();
-      live.settle.push(() => {
-        clearTimeout(timer);
-        resolve(true);
+  /** Resolves once every chunk of the call `key` is posted or given up, or after `timeoutMs`;
+   * the call's state is then forgotten (its exchange is about to close the live stream). */
+  async settled(key, timeoutMs = this.timeoutMs) {
+    const live = this.calls.get(key);
+    if (live === undefined) return true;
+    let done = this.#isSettled(live);
+    if (!done) {
+      done = await new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs);
+        timer.unref();
+        live.settle.push(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
       });
-    });
+    }
+    return done;
+  }
+
+  forget(key) {
+    const live = this.calls.get(key);
+    if (live === undefined) return;
+    this.calls.delete(key);
+    this.waiting -= live.pieces.length;
+    live.pieces.length = 0;
+    live.off = true;
   }
 
   #isSettled(live) {
@@ -100,16 +110,17 @@ export class Forwarder {
 
   #pump() {
     while (this.ready.length && this.inFlight < CONCURRENCY && !this.closed) {
-      const capture = this.ready.shift();
-      this.#post(capture);
+      this.#post(this.ready.shift());
     }
   }
 
-  async #post(capture) {
-    const live = this.#of(capture);
+  async #post(live) {
     const taken = [];
     let size = 0;
-    while (live.pieces.length && (taken.length === 0 || size + live.pieces[0].length <= MAX_CHUNK_BYTES)) {
+    while (
+      live.pieces.length &&
+      (taken.length === 0 || size + live.pieces[0].length <= MAX_CHUNK_BYTES)
+    ) {
       const piece = live.pieces.shift();
       taken.push(piece);
       size += piece.length;
@@ -119,7 +130,7 @@ export class Forwarder {
     try {
       for (const piece of taken) text += live.decoder.decode(piece, { stream: true });
     } catch {
-      capture.live = false; // not UTF-8: the rest of this stream is not forwarded
+      live.off = true;
       this.waiting -= live.pieces.length;
       live.pieces.length = 0;
       this.#maybeSettled(live);
@@ -128,24 +139,24 @@ export class Forwarder {
     if (text) {
       live.posting = true;
       this.inFlight += 1;
-      const seq = capture.liveSeq;
-      capture.liveSeq += 1;
-      await this.#send(capture, seq, text);
+      const seq = live.seq;
+      live.seq += 1;
+      await this.#send(live.call, seq, text);
       this.inFlight -= 1;
       live.posting = false;
     }
-    if (live.pieces.length) this.ready.push(capture);
+    if (live.pieces.length) this.ready.push(live);
     else this.#maybeSettled(live);
     this.#pump();
   }
 
-  async #send(capture, seq, text) {
-    const { conversation } = capture;
+  async #send(call, seq, text) {
+    const { conversation } = call;
     const body = {
       conversation: conversation.id,
       customer: conversation.customer,
-      format: capture.format,
-      exchange: capture.key,
+      format: call.format,
+      exchange: call.key,
       seq,
       chunk: text,
       at: new Date().toISOString(),
@@ -167,7 +178,7 @@ export class Forwarder {
       }
     } catch (error) {
       this.count("live_dropped");
-      this.log.debug("console-client: a live chunk was not delivered", error);
+      this.log.debug(`console-client: a live chunk was not delivered: ${error.message}`);
     }
   }
 

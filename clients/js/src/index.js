@@ -12,7 +12,8 @@
 // The guide is docs/client.md in the console's repository. How to extend: a provider format is
 // a row of capture-table.json; a counter a name in delivery.js's COUNTERS.
 
-import { COUNTERS, Console, DEFAULTS, consoles } from "./delivery.js";
+import { Console, consoles } from "./console.js";
+import { COUNTERS, DEFAULTS } from "./delivery.js";
 import { history as replay } from "./history.js";
 
 export { withConversation } from "./context.js";
