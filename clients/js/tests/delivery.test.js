@@ -62,23 +62,25 @@ test("a 503 is retried with the same Idempotency-Key; a 400 is rejected once", a
   assert.deepEqual([c.sent, c.retried, c.rejected, c.spooled, c.dropped], [1, 2, 1, 0, 0]);
 });
 
-test("the console down: calls still succeed, exchanges go to the spool, and drain in order once it is back", async () => {
-  const provider = await providerAnswering();
-  const port = await freePort();
-  const dir = mkdtempSync(path.join(tmpdir(), "ccjs-"));
-  const fetch = consoleFetch({ url: `http://127.0.0.1:${port}`, token: "t", spoolDir: dir, retriesBeforeSpool: 1, ...FAST });
-  await calls(fetch, provider, "c-2", [1, 2, 3, 4, 5]);
-  assert.equal(await flush(0.5), false);
-  assert.equal(spooled(dir).length, 5);
-  assert.equal(counters().spooled, 5);
-  const console = await fakeConsole(undefined, port);
-  cleanup.push(console.close);
-  assert.ok(await flush(10));
-  assert.deepEqual(console.exchanges().map((e) => JSON.parse(e.json.request).n), [1, 2, 3, 4, 5]);
-  assert.equal(spooled(dir).length, 0);
-  const c = counters();
-  assert.deepEqual([c.captured, c.sent, c.dropped], [5, 5, 0]);
-});
+for (const worker of [true, false]) {
+  test(`the console down: calls still succeed, exchanges go to the spool, and drain in order once it is back (worker: ${worker})`, async () => {
+    const provider = await providerAnswering();
+    const port = await freePort();
+    const dir = mkdtempSync(path.join(tmpdir(), "ccjs-"));
+    const fetch = consoleFetch({ url: `http://127.0.0.1:${port}`, token: "t", spoolDir: dir, retriesBeforeSpool: 1, worker, ...FAST });
+    await calls(fetch, provider, "c-2", [1, 2, 3, 4, 5]);
+    assert.equal(await flush(0.5), false);
+    assert.equal(spooled(dir).length, 5);
+    assert.equal(counters().spooled, 5);
+    const console = await fakeConsole(undefined, port);
+    cleanup.push(console.close);
+    assert.ok(await flush(10));
+    assert.deepEqual(console.exchanges().map((e) => JSON.parse(e.json.request).n), [1, 2, 3, 4, 5]);
+    assert.equal(spooled(dir).length, 0);
+    const c = counters();
+    assert.deepEqual([c.captured, c.sent, c.dropped], [5, 5, 0]);
+  });
+}
 
 test("what one process spooled, the next one on the same directory delivers", async () => {
   const provider = await providerAnswering();
