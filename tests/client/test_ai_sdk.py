@@ -111,4 +111,3 @@ def test_the_route_handler_posts_the_ui_message_exchange(
     message = json.loads(answer)
     assert message["role"] == "assistant"
     assert "".join(p["text"] for p in message["parts"] if p["type"] == "text") == said
-

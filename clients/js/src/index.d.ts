@@ -42,6 +42,9 @@ export interface ConsoleOptions {
   live?: boolean;
   /** Live pieces waiting at most (default 10,000); past that one is dropped. */
   liveQueueSize?: number;
+  /** Deliver from a worker thread of its own (default true); false: on the caller's event loop
+   * (also where no worker can be started). */
+  worker?: boolean;
   /** Default: errors and warnings to the global console, nothing else. */
   logger?: Logger | null;
 }
