@@ -98,11 +98,12 @@ export class Spool {
   }
 
   #takeSlot() {
-    fs.mkdirSync(this.base, { recursive: true });
+    // The files hold conversations: readable by this user only.
+    fs.mkdirSync(this.base, { recursive: true, mode: 0o700 });
     for (let n = 0; n < MAX_SLOTS; n++) {
       const slot = path.join(this.base, `slot-${n}`);
       if (ours.has(slot)) continue;
-      fs.mkdirSync(slot, { recursive: true });
+      fs.mkdirSync(slot, { recursive: true, mode: 0o700 });
       const owner = path.join(slot, ".owner");
       const mine = JSON.stringify({ pid: process.pid, instance: INSTANCE });
       try {
@@ -175,7 +176,7 @@ export class Spool {
       const data = entry.bytes();
       if (!this.#room(data.length, entry)) return;
       const file = this.#name(entry);
-      await fsp.writeFile(`${file}.tmp`, data);
+      await fsp.writeFile(`${file}.tmp`, data, { mode: 0o600 });
       await fsp.rename(`${file}.tmp`, file);
       entry.path = file;
       this.files.push([file, data.length]);
@@ -188,7 +189,7 @@ export class Spool {
     const data = entry.bytes();
     if (!this.#room(data.length, entry)) return;
     const file = this.#name(entry);
-    fs.writeFileSync(`${file}.tmp`, data);
+    fs.writeFileSync(`${file}.tmp`, data, { mode: 0o600 });
     fs.renameSync(`${file}.tmp`, file);
     entry.path = file;
     this.files.push([file, data.length]);
@@ -225,7 +226,7 @@ export class Spool {
   update(entry) {
     return this.#serial(async () => {
       if (entry.path === null || !this.files.some(([p]) => p === entry.path)) return;
-      await fsp.writeFile(`${entry.path}.tmp`, entry.bytes());
+      await fsp.writeFile(`${entry.path}.tmp`, entry.bytes(), { mode: 0o600 });
       await fsp.rename(`${entry.path}.tmp`, entry.path);
     });
   }

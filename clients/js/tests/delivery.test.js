@@ -2,7 +2,7 @@
 // bounds, and a console that keeps failing one exchange.
 
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, test } from "node:test";
@@ -71,6 +71,7 @@ for (const worker of [true, false]) {
     await calls(fetch, provider, "c-2", [1, 2, 3, 4, 5]);
     assert.equal(await flush(0.5), false);
     assert.equal(spooled(dir).length, 5);
+    for (const name of spooled(dir)) assert.equal(statSync(path.join(dir, name)).mode & 0o777, 0o600);
     assert.equal(counters().spooled, 5);
     const console = await fakeConsole(undefined, port);
     cleanup.push(console.close);
