@@ -167,7 +167,7 @@ def test_a_live_stream_reaches_the_live_view(
     assert not [a for a in out["answers"] if "error" in a], out["answers"]
     counts = out["counters"]
     assert (counts["sent"], counts["live_dropped"]) == (4, 0), counts
-    assert counts["live_sent"] > 4
+    assert counts["live_sent"] >= 4  # at least one chunk per call (more when the console is quick)
     events = [
         json.loads(line[6:])
         for line in served.body.decode().splitlines()

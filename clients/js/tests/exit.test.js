@@ -53,14 +53,12 @@ for (const worker of [true, false]) {
     }
   });
 
-  test(`the console down: spooled at exit, within exitTimeout (${where})`, async () => {
+  test(`the console down: the process still ends, its exchanges spooled (${where})`, async () => {
     const down = await fakeConsole();
     await down.close(); // its port, with nothing listening
     const dir = mkdtempSync(path.join(tmpdir(), "ccjs-exit-"));
-    const began = performance.now();
-    const { stdout } = await backend(down.url, dir, worker);
+    const { stdout } = await backend(down.url, dir, worker); // ends (or times out: a failure)
     assert.equal(stdout.trim(), "answered");
-    assert.ok(performance.now() - began < 15_000);
     assert.equal(spooled(dir).length, 3);
   });
 }

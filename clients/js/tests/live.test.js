@@ -41,7 +41,7 @@ async function world({ live, delayMs = 3, slowConsoleMs = 0 }) {
 test("chunks go out in order, as text, then the exchange that names them", async () => {
   const { sse, console } = await world({ live: true });
   const chunks = console.chunks().map((r) => r.json);
-  assert.ok(chunks.length > 5, `only ${chunks.length} chunks`);
+  assert.ok(chunks.length > 1, `only ${chunks.length} chunk`);
   assert.deepEqual(chunks.map((c) => c.seq), chunks.map((_, i) => i));
   assert.equal(chunks.map((c) => c.chunk).join(""), sse); // characters cut between pieces rejoined
   const [exchange] = console.exchanges();
