@@ -1,0 +1,47 @@
+"""The backup horizon: the date after which no backup can bring back what an erasure removed.
+
+An erasure removes a conversation from the live databases at once, but not from the backups taken
+before it, and those are restorable until they expire. Two kinds of backup hold it
+(docs/operations.md gives the procedure for both):
+
+- **backups of the keys database** (``KEYS_DATABASE_URL``) hold the conversation's data key, and
+  with it the encrypted verbatim store (every message byte for byte, reasoning included) becomes
+  readable again from any main backup of the same age. They are kept
+  ``KEY_BACKUP_RETENTION_DAYS``: the reason the keys live in a database of their own is that this
+  can be short whatever the main backups' retention is.
+- **backups of the main database** hold the verbatim store only as ciphertext, but also the
+  projections in the clear (the redacted visible text of each turn, the tool trail's identifiers
+  and statuses) and the conversation's and customer's ids. They are kept
+  ``BACKUP_RETENTION_DAYS`` (by default the same as the key backups).
+
+So nothing of an erased conversation can come back from a backup once every backup of either kind
+taken before the erasure has expired: ``at`` plus the longer of the two retentions, counted from
+when each backup *started* (a dump started a second before the erasure holds the conversation).
+That is the date a deletion receipt states (``Receipt.backup_horizon``, signed with the receipt)
+and the one the exposure map gives for backups.
+
+The horizon is only as true as the backups' pruning: it assumes each backup, and the WAL archive a
+physical backup needs, is deleted when its retention ends. Change the settings together with the
+backup job, never one without the other.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.conf import settings
+
+__all__ = ["backup_horizon", "backup_retention"]
+
+
+def backup_retention() -> timedelta:
+    """How long the longest-kept backup that may hold erased data is kept."""
+    days = max(int(settings.KEY_BACKUP_RETENTION_DAYS), int(settings.BACKUP_RETENTION_DAYS))
+    return timedelta(days=days)
+
+
+def backup_horizon(at: datetime) -> datetime:
+    """The instant after which no backup can restore data erased at ``at`` (aware datetime)."""
+    if at.tzinfo is None:
+        raise ValueError("backup_horizon needs an aware datetime")
+    return at + backup_retention()
