@@ -129,9 +129,12 @@ def get(port: int, path: str, cookie: str = "") -> tuple[int, str]:
         conn.close()
 
 
-def replica_pages(port: int) -> dict[str, float]:
+def replica_pages(port: int, log: Path | None = None) -> dict[str, float]:
     """``console_replica_pages_total`` per outcome, from the server's /metrics."""
-    status, text = get(port, "/metrics")
+    try:
+        status, text = get(port, "/metrics")
+    except OSError as exc:
+        raise BenchError(f"/metrics: {exc}\n{tail(log) if log else ''}") from None
     if status != 200:
         raise BenchError(f"/metrics answered {status}: {text[:200]}")
     found = re.findall(r'^console_replica_pages_total\{outcome="(\w+)"\} ([0-9.e+]+)$', text, re.M)
@@ -315,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             ]
             for arm in arms:  # templates loaded, connections open, the fence set
                 run_phase(arm.port, primary.url(DATABASE), AUDITED, agents, WARMUP_SECONDS, 0)
-            before = replica_pages(rep_port)
+            before = replica_pages(rep_port, directory / "replica.log")
             for r in range(args.rounds):
                 for arm in arms if r % 2 == 0 else arms[::-1]:
                     print(f"  {arm.name}, round {r + 1}", file=sys.stderr, flush=True)

@@ -4,7 +4,9 @@ the other subject's messages still can (the dump and the restore work)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -162,6 +164,30 @@ def _readable_from(main: dict[str, Any], keys: dict[str, Any], conversation_id: 
     return [decrypt_message(key, conversation_id, seq, bytes(sealed)) for seq, sealed in rows]
 
 
+def _url(database: dict[str, Any]) -> str:
+    host = database.get("host") or "127.0.0.1"
+    port = database.get("port") or 5432
+    user, password = database.get("user") or "", database.get("password") or ""
+    return f"postgres://{user}:{password}@{host}:{port}/{database['dbname']}"
+
+
+def _manage(main: dict[str, Any], keys: dict[str, Any], *command: str) -> str:
+    """A management command on restored databases (a process of its own)."""
+    env = {**os.environ, "DATABASE_URL": _url(main), "KEYS_DATABASE_URL": _url(keys)}
+    env.pop("DATABASE_REPLICA_URLS", None)
+    done = subprocess.run(
+        [sys.executable, "manage.py", *command],
+        cwd=Path(__file__).resolve().parents[2],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def test_backup_horizon_is_the_erasure_plus_the_longest_retention(settings: Any) -> None:
     at = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
     settings.KEY_BACKUP_RETENTION_DAYS, settings.BACKUP_RETENTION_DAYS = 14, 14
@@ -208,6 +234,28 @@ def test_a_key_backup_before_the_erasure_reads_it_until_the_receipts_horizon(
         scratch.append(before)
         restored = _readable_from(main, before, conversation.pk)
         assert any("MARKER-HORIZON-7b3e" in raw for raw in restored)
+        # The projections came back with the main dump, in the clear, whatever the keys say...
+        with psycopg.connect(**main) as conn:
+            assert conn.execute(
+                "SELECT count(*) FROM conversations_block WHERE text LIKE %s",
+                ["%MARKER-HORIZON-7b3e%"],
+            ).fetchone()[0]  # type: ignore[index]
+        # ...until the restore is reconciled with its keys backup: erased again.
+        assert "would erase 1 conversation(s)" in _manage(
+            main, after, "reconcile_restore", "--dry-run"
+        )
+        reconciled = _manage(main, after, "reconcile_restore")
+        assert "erased 1 conversation(s) without a data key" in reconciled
+        with psycopg.connect(**main) as conn:
+            left = conn.execute(
+                "SELECT count(*) FROM conversations_conversation WHERE id = %s",
+                [conversation.pk],
+            ).fetchone()[0]  # type: ignore[index]
+            audited = conn.execute(
+                "SELECT details FROM audit_auditevent WHERE code = 'restore.reconciled'"
+            ).fetchall()
+        assert left == 0
+        assert [row[0]["conversations"] for row in audited] == [1]
     finally:
         for database in scratch:
             _drop(database)
