@@ -159,3 +159,21 @@ def test_the_request_id_comes_back(client: Client) -> None:
     odd = client.get("/healthz", HTTP_X_REQUEST_ID="two words\nand a line")
     assert odd["X-Request-ID"] != "two words\nand a line"
     assert len(odd["X-Request-ID"]) == 32
+
+
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_a_real_beat_writes_the_heartbeat_readyz_reads(clock: Any, settings: Any) -> None:
+    """``celery -A console beat`` as the project runs it (its scheduler is the settings'
+    HeartbeatScheduler): no heartbeat before it starts, one once it ticks, /readyz then ready."""
+    from tests.retention.clock import private_redis_url, wait_for
+
+    settings.REDIS_URL = private_redis_url()  # the beat's Redis database (the clock fixture's)
+    client = Client()
+    status, body = _ready(client)
+    assert status == 503 and body["checks"]["beat"] == "no heartbeat"
+    clock.beat()
+    wait_for("the beat's heartbeat", lambda: beat.heartbeat_age() is not None, clock)
+    seal_pending()
+    status, body = _ready(client)
+    assert status == 200, body
