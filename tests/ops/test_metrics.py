@@ -310,3 +310,24 @@ def test_counts_are_summed_over_the_web_workers(
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
         log.close()
+
+
+def test_live_viewers_count_the_streams_open(world: Any, live_prefix: str) -> None:
+    from prometheus_client import REGISTRY
+
+    from tests.live.test_sse import read_sse
+
+    def viewers() -> float:
+        return REGISTRY.get_sample_value("console_live_viewers") or 0.0
+
+    before = viewers()
+    seen: list[float] = []
+    status, *_ = read_sse(
+        world.users["admin"],
+        world.billing.pk,
+        until=lambda events: bool(seen),
+        during=lambda: seen.append(viewers()),
+    )
+    assert status == 200
+    assert seen == [before + 1]  # while the stream was open
+    assert viewers() == before  # and once it closed
