@@ -31,6 +31,7 @@ def test_the_router_against_a_streaming_replica(settings: Any) -> None:
             k: v
             for k, v in os.environ.items()
             if k not in {"KEYS_DATABASE_URL", "DATABASE_POOL", "PROMETHEUS_MULTIPROC_DIR"}
+            and not k.startswith("PYTEST_")  # an xdist worker's own: the child runs alone
         }
         env.update(
             DATABASE_URL=primary.url("console_replica"),
