@@ -440,7 +440,8 @@ for _index, _url in enumerate(DATABASE_REPLICA_URLS):
         if _name in DATABASES["default"]:
             _replica[_name] = DATABASES["default"][_name]
     if "pool" in DATABASES["default"].get("OPTIONS", {}):
-        _replica.setdefault("OPTIONS", {})["pool"] = dict(DATABASES["default"]["OPTIONS"]["pool"])
+        _pool = {**DATABASES["default"]["OPTIONS"]["pool"], "timeout": 2}
+        _replica.setdefault("OPTIONS", {})["pool"] = _pool
     # A replica that does not answer costs a page two seconds once, then is skipped a while.
     _replica.setdefault("OPTIONS", {}).setdefault("connect_timeout", 2)
     _replica["TEST"] = {"MIRROR": "default"}
