@@ -1,5 +1,8 @@
 """Settings, all from the environment (django-environ); `.env.example` lists every variable.
 
+One piece: every setting of the project is read here, each room's in a block of its own headed
+by a comment, so that this file and `.env.example` can be read side by side.
+
 With no DATABASE_URL / REDIS_URL, development uses the embedded PostgreSQL and Redis that
 `python -m console.devservers start` (run by `make run` and `make test`) keeps under ./var/ and
 describes in var/embedded.env.

@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -57,12 +58,14 @@ def parse(text: str) -> dict[str, list[Sample]]:
 
 
 def value(families: dict[str, list[Sample]], sample: str, **labels: str) -> float:
-    """The value of one sample (0 when absent: a counter no one has moved yet)."""
-    for samples in families.values():
-        for s in samples:
-            if s.name == sample and all(s.labels.get(k) == v for k, v in labels.items()):
-                return s.value
-    return 0.0
+    """The sum of the samples of that name carrying these labels (0 when none: a counter no one
+    has moved yet)."""
+    return sum(
+        s.value
+        for samples in families.values()
+        for s in samples
+        if s.name == sample and all(s.labels.get(k) == v for k, v in labels.items())
+    )
 
 
 def test_refused_without_a_token_or_an_allowed_address(
@@ -312,8 +315,10 @@ def test_counts_are_summed_over_the_web_workers(
         log.close()
 
 
-def test_live_viewers_count_the_streams_open(world: Any, live_prefix: str) -> None:
+def test_live_viewers_count_the_streams_open(world: Any, settings: Any) -> None:
     from prometheus_client import REGISTRY
+
+    settings.LIVE_KEY_PREFIX = f"test-live-{uuid.uuid4().hex[:12]}"  # the live tests' way
 
     from tests.live.test_sse import read_sse
 
