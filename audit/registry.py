@@ -229,6 +229,12 @@ EVENT_TYPES = _types(
         _keys("tombstone", "conversation_hash"),
     ),
     EventType(
+        "restore.reconciled",
+        "after a restore from backups, the conversations erased since the main backup was taken "
+        "(their data keys absent from the keys backup) were erased again",
+        _keys("conversations", "rows"),
+    ),
+    EventType(
         "retention.swept",
         "the retention clock erased conversations whose retention had expired",
         _keys("conversations", "requests", "blocked", "duration_ms"),

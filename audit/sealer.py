@@ -41,7 +41,7 @@ from django.db.backends.utils import CursorWrapper
 from .hashing import EVENT_FIELDS, GENESIS, digest_hash, digest_signature, event_hash, seal_hash
 from .models import DIGEST_TABLE, TABLE, AuditDigest, AuditEvent, AuditSeal
 
-__all__ = ["SealReport", "horizon", "seal_batch", "seal_pending"]
+__all__ = ["SealLag", "SealReport", "horizon", "seal_batch", "seal_lag", "seal_pending"]
 
 # pg_try_advisory_xact_lock key: b"auditsea" as a bigint. Taken by sealers only.
 SEAL_LOCK_KEY = 0x6175646974736561
@@ -73,6 +73,46 @@ _LAST_DIGEST_SQL = (
 _NEXT_DIGEST_SQL = (
     f"SELECT nextval(pg_get_serial_sequence('{DIGEST_TABLE}', 'id')), clock_timestamp()"
 )
+
+
+# How far ``seal_lag`` looks past the frontier: when more rows than this wait, the sealer is far
+# behind whatever their exact count or age, and the answer must stay cheap (/readyz asks often).
+LAG_SCAN_ROWS = 10_000
+LAG_COUNT_CAP = 1_000_000
+
+_LAG_OLDEST_SQL = (
+    "SELECT EXTRACT(EPOCH FROM clock_timestamp() - min(at))::float8 FROM ("  # noqa: S608
+    f"SELECT at FROM {TABLE} WHERE (xid, id) > (%s, %s) ORDER BY xid, id LIMIT %s) AS waiting"
+)
+_LAG_COUNT_SQL = (
+    "SELECT count(*) FROM ("  # noqa: S608
+    f"SELECT 1 FROM {TABLE} WHERE (xid, id) > (%s, %s) ORDER BY xid, id LIMIT %s) AS waiting"
+)
+
+
+@dataclass(frozen=True)
+class SealLag:
+    """Committed audit rows the sealer has not chained yet: how long the oldest has waited
+    (among the first ``LAG_SCAN_ROWS`` in sealing order; 0 when none waits) and, when counted,
+    how many (up to ``LAG_COUNT_CAP``)."""
+
+    seconds: float
+    rows: int | None = None
+
+
+def seal_lag(*, count: bool = False) -> SealLag:
+    """The sealer's lag, from the frontier of the last digest: two index scans, no lock."""
+    with connections[_alias()].cursor() as cursor:
+        cursor.execute(_LAST_DIGEST_SQL)
+        last = cursor.fetchone()
+        frontier = (last[2], last[3]) if last else (-1, -1)
+        cursor.execute(_LAG_OLDEST_SQL, [*frontier, LAG_SCAN_ROWS])
+        oldest = cursor.fetchone()[0]
+        rows = None
+        if count:
+            cursor.execute(_LAG_COUNT_SQL, [*frontier, LAG_COUNT_CAP])
+            rows = int(cursor.fetchone()[0])
+    return SealLag(seconds=max(0.0, float(oldest or 0.0)), rows=rows)
 
 
 @dataclass(frozen=True)

@@ -16,12 +16,15 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "console.settings")
 # before any connection is made (the settings are loaded already: console/__init__.py loads
 # Celery's app). DATABASE_POOL=false closes them at each request's end instead.
 if os.environ.get("DATABASE_POOL", "true").lower() not in ("false", "0", "no"):
-    for _db in settings.DATABASES.values():
+    for _alias, _db in settings.DATABASES.items():
         _db["CONN_MAX_AGE"] = 0
         _db.pop("CONN_HEALTH_CHECKS", None)
         _db.setdefault("OPTIONS", {})["pool"] = {
             "min_size": 1,
             "max_size": settings.DATABASE_POOL_SIZE,
+            # A read replica that is down costs a page two seconds, not the pool's 30, before
+            # the page is read on the primary (conversations/replicas.py).
+            **({"timeout": 2} if _alias in settings.DATABASE_REPLICAS else {}),
         }
 else:
     for _db in settings.DATABASES.values():

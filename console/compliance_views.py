@@ -152,6 +152,9 @@ def receipt_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
                 "reason": export.request.reason,
                 "subject_hash": receipt.subject_hash,
                 "issued_at": receipt.issued_at.isoformat(),
+                "backup_horizon": (
+                    receipt.backup_horizon.isoformat() if receipt.backup_horizon else None
+                ),
                 "conversations": receipt.conversations,
                 "keys_destroyed": receipt.keys_destroyed,
                 "stores": [
@@ -165,11 +168,22 @@ def receipt_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse:
         )
     return csv_response(
         name,
-        ["request", "issued_at", "store", "table", "name", "rows", "hmac", "hmac_valid"],
+        [
+            "request",
+            "issued_at",
+            "backup_horizon",
+            "store",
+            "table",
+            "name",
+            "rows",
+            "hmac",
+            "hmac_valid",
+        ],
         [
             [
                 export.request.pk,
                 receipt.issued_at.isoformat(),
+                receipt.backup_horizon.isoformat() if receipt.backup_horizon else "",
                 r.store,
                 r.label,
                 r.name,

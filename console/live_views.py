@@ -40,6 +40,8 @@ from django.shortcuts import render
 from conversations.live import state
 from conversations.reads import conversation_live_read, live_now_read
 
+from .ops.metrics import LIVE_VIEWERS
+
 # A comment line after at most twice this long without an event keeps proxies from closing an
 # idle stream.
 KEEPALIVE_SECONDS = 15.0
@@ -293,6 +295,7 @@ async def _relay(pk: int, after: int) -> AsyncIterator[bytes]:
     hub = _hub()
     viewer = _Viewer()
     name = state.channel(pk)
+    LIVE_VIEWERS.inc()
     try:
         await hub.join(name, viewer)
         last = after
@@ -334,6 +337,7 @@ async def _relay(pk: int, after: int) -> AsyncIterator[bytes]:
             if fresh:
                 yield b"".join(fresh)
     finally:
+        LIVE_VIEWERS.dec()
         await asyncio.shield(hub.leave(name, viewer))
 
 

@@ -1,5 +1,8 @@
 """Settings, all from the environment (django-environ); `.env.example` lists every variable.
 
+One piece: every setting of the project is read here, each room's in a block of its own headed
+by a comment, so that this file and `.env.example` can be read side by side.
+
 With no DATABASE_URL / REDIS_URL, development uses the embedded PostgreSQL and Redis that
 `python -m console.devservers start` (run by `make run` and `make test`) keeps under ./var/ and
 describes in var/embedded.env.
@@ -11,6 +14,7 @@ import base64
 import os
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -62,6 +66,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: /healthz, /readyz and /metrics (answered before the host and HTTPS checks, for
+    # probes and scrapers that address the process directly), request ids, request metrics,
+    # replica reads for the reading pages (console/ops/middleware.py).
+    "console.ops.middleware.OpsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     # A NUL in the path or a query string is a 400 before any view (console/hardening.py).
     "console.hardening.HostileInputMiddleware",
@@ -151,7 +159,11 @@ for _db in DATABASES.values():
     else:
         _db["CONN_MAX_AGE"] = env.int("CONN_MAX_AGE", default=60)
         _db["CONN_HEALTH_CHECKS"] = True
-DATABASE_ROUTERS = ["conversations.keystore.routers.KeysRouter"]
+# Replicas first (reading pages on a fresh replica, never a data key), then the keys database.
+DATABASE_ROUTERS = [
+    "conversations.replicas.ReplicaRouter",
+    "conversations.keystore.routers.KeysRouter",
+]
 
 REDIS_URL = env.str("REDIS_URL", default="redis://127.0.0.1:6379/0")
 CACHES = {
@@ -365,3 +377,76 @@ SIGNALS_BASE_URL = env.str("SIGNALS_BASE_URL", default="http://localhost:8000")
 SIGNALS_FROM_EMAIL = env.str("SIGNALS_FROM_EMAIL", default="console@localhost")
 ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="https://api.anthropic.com")
+
+# --- Operations (DESIGN section 17; docs/operations.md) ------------------------------------------
+# Health, readiness and metrics (console/ops/), JSON logs, the backups' horizon
+# (retention/backups.py) and read replicas (conversations/replicas.py).
+OPS_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="console") + ":ops"
+# /readyz: the checks it runs (database, keys, redis, beat, sealer; all by default), how old the
+# beat's heartbeat may be, and how long a committed audit row may wait for its seal (by default
+# what verify_audit tolerates: AUDIT_UNSEALED_GRACE_INTERVALS sealer intervals).
+_READY_CHECKS = ["database", "keys", "redis", "beat", "sealer"]
+READY_CHECKS = env.list("READY_CHECKS", default=_READY_CHECKS)
+if set(READY_CHECKS) - set(_READY_CHECKS):
+    raise ImproperlyConfigured(
+        f"READY_CHECKS names unknown checks: {sorted(set(READY_CHECKS) - set(_READY_CHECKS))}"
+    )
+READY_BEAT_MAX_AGE_SECONDS = env.float("READY_BEAT_MAX_AGE_SECONDS", default=60.0)
+READY_SEALER_MAX_LAG_SECONDS = env.float(
+    "READY_SEALER_MAX_LAG_SECONDS",
+    default=AUDIT_SEAL_INTERVAL_SECONDS * AUDIT_UNSEALED_GRACE_INTERVALS,
+)
+# The beat writes its heartbeat (for /readyz) from its scheduler.
+CELERY_BEAT_SCHEDULER = "console.ops.beat:HeartbeatScheduler"
+# /metrics: open to a service token of scope "metrics" and to these peer addresses or networks
+# (REMOTE_ADDR, e.g. "10.0.0.0/8"; never a proxy's address, which every client would share).
+METRICS_ALLOWED_IPS = env.list("METRICS_ALLOWED_IPS", default=[])
+# LOG_FORMAT=json: one JSON object per line, with the request id (console/ops/logs.py).
+LOG_FORMAT = env.str("LOG_FORMAT", default="plain")
+if LOG_FORMAT not in ("plain", "json"):
+    raise ImproperlyConfigured(f"LOG_FORMAT must be plain or json, not {LOG_FORMAT!r}")
+_logging: dict[str, Any] = LOGGING  # the same dict, typed for the changes below
+_logging["filters"] = {"request_id": {"()": "console.ops.logs.RequestIdFilter"}}
+_logging["handlers"]["console"]["filters"] = ["request_id"]
+# One line per request (console.request: method, route, status, duration, request id; never a
+# body or a query string), in place of the server's own access log under LOG_FORMAT=json.
+_logging["loggers"]["console.request"] = {"level": "INFO" if LOG_FORMAT == "json" else "WARNING"}
+if LOG_FORMAT == "json":
+    _logging["formatters"]["json"] = {
+        "()": "pythonjsonlogger.json.JsonFormatter",
+        "fmt": "%(levelname)s %(name)s %(message)s %(request_id)s",
+        "rename_fields": {"levelname": "level", "name": "logger"},
+        "timestamp": "time",  # ISO 8601, UTC
+    }
+    _logging["handlers"]["console"]["formatter"] = "json"
+    for _server_logger in ("uvicorn", "uvicorn.error", "gunicorn.error", "celery"):
+        _logging["loggers"][_server_logger] = {"handlers": ["console"], "propagate": False}
+    # The request line stands for the servers' access lines and django.request's 4xx warnings
+    # (which would write paths: ids, share tokens).
+    for _access_logger in ("uvicorn.access", "gunicorn.access", "django.request"):
+        _logging["loggers"][_access_logger] = {"level": "ERROR"}
+    CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Backups (retention/backups.py): how long backups of the keys database and of the main database
+# are kept. Every deletion receipt states the date after which no backup can restore what it
+# erased: the erasure plus the longer of the two.
+KEY_BACKUP_RETENTION_DAYS = env.int("KEY_BACKUP_RETENTION_DAYS", default=30)
+BACKUP_RETENTION_DAYS = env.int("BACKUP_RETENTION_DAYS", default=KEY_BACKUP_RETENTION_DAYS)
+# Read replicas (conversations/replicas.py): streaming replicas of the main database's server,
+# comma-separated; the reading pages use one while it is fresh. In tests each mirrors "default".
+DATABASE_REPLICA_URLS = env.list("DATABASE_REPLICA_URLS", default=[])
+DATABASE_REPLICA_MAX_LAG_SECONDS = env.float("DATABASE_REPLICA_MAX_LAG_SECONDS", default=5.0)
+DATABASE_REPLICAS: list[str] = []
+for _index, _url in enumerate(DATABASE_REPLICA_URLS):
+    _replica = env.db_url_config(_url)
+    # The primary's connection handling (persistent or pooled, health checks) for its copies.
+    for _name in ("ATOMIC_REQUESTS", "CONN_MAX_AGE", "CONN_HEALTH_CHECKS"):
+        if _name in DATABASES["default"]:
+            _replica[_name] = DATABASES["default"][_name]
+    if "pool" in DATABASES["default"].get("OPTIONS", {}):
+        _pool = {**DATABASES["default"]["OPTIONS"]["pool"], "timeout": 2}
+        _replica.setdefault("OPTIONS", {})["pool"] = _pool
+    # A replica that does not answer costs a page two seconds once, then is skipped a while.
+    _replica.setdefault("OPTIONS", {}).setdefault("connect_timeout", 2)
+    _replica["TEST"] = {"MIRROR": "default"}
+    DATABASES[f"replica_{_index}"] = _replica
+    DATABASE_REPLICAS.append(f"replica_{_index}")

@@ -110,6 +110,8 @@ def _receipt(request: DeletionRequest) -> dict[str, Any] | None:
         return None
     return {
         "issued_at": receipt.issued_at,
+        # After this instant no backup can restore what was erased (retention/backups.py).
+        "backup_horizon": receipt.backup_horizon,
         "conversations": receipt.conversations,
         "counts": receipt.counts,
         "keys_destroyed": receipt.keys_destroyed,

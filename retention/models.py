@@ -197,6 +197,12 @@ class Receipt(models.Model):
     keys_destroyed = models.PositiveIntegerField()
     verification = models.JSONField()
     issued_at = models.DateTimeField()
+    # The date after which no backup taken before the erasure can restore it
+    # (``retention.backups.backup_horizon``), signed with the rest. Empty on receipts issued
+    # before backups had a horizon.
+    backup_horizon = models.DateTimeField(
+        null=True, blank=True, help_text="after this, no backup can restore the erased data"
+    )
     hmac = models.CharField(max_length=64)
 
     def __str__(self) -> str:

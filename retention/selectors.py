@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Min, Q, QuerySet
 from django.utils import timezone
 
 from .models import DeletionRequest, LegalHold
@@ -19,6 +19,7 @@ __all__ = [
     "DUE_SOON",
     "Sla",
     "active_holds_covering",
+    "deletion_queue",
     "deletion_request_sla",
     "deletion_requests",
     "legal_holds",
@@ -80,6 +81,32 @@ def deletion_requests(
     if before is not None:
         qs = qs.filter(pk__lt=before)
     return qs
+
+
+@dataclass(frozen=True)
+class QueueState:
+    status: str
+    requests: int
+    oldest_requested_at: datetime | None
+
+
+def deletion_queue() -> list[QueueState]:
+    """Deletion requests per status, each with its oldest's submission time (every status, also
+    those with none): one grouped query over the status index, for the operators' metrics."""
+    found = {
+        row["status"]: row
+        for row in DeletionRequest.objects.order_by()
+        .values("status")
+        .annotate(n=Count("pk"), oldest=Min("requested_at"))
+    }
+    return [
+        QueueState(
+            status,
+            found[status]["n"] if status in found else 0,
+            found[status]["oldest"] if status in found else None,
+        )
+        for status in DeletionRequest.Status.values
+    ]
 
 
 def legal_holds(*, active: bool | None = None) -> QuerySet[LegalHold]:

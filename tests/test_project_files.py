@@ -28,12 +28,38 @@ def _commands(service: dict) -> list[list[str]]:
 
 def test_compose_has_the_five_services() -> None:
     compose = _compose()
-    assert set(compose["services"]) == {"db", "redis", "web", "worker", "beat"}
+    default = {name for name, s in compose["services"].items() if not s.get("profiles")}
+    assert default == {"db", "redis", "web", "worker", "beat"}
     assert compose["services"]["db"]["image"] == "postgres:16"
     for name in ("web", "worker", "beat"):
         service = compose["services"][name]
         assert service["environment"]["ENVIRONMENT"] == "production"
         assert service["depends_on"]["db"]["condition"] == "service_healthy"
+
+
+def test_compose_has_a_streaming_replica_profile() -> None:
+    """``--profile replica``: a PostgreSQL replica copied from db by pg_basebackup and fed by
+    streaming replication (docs/operations.md); db lets the console user replicate."""
+    compose = _compose()
+    replica = compose["services"]["db-replica"]
+    assert replica["profiles"] == ["replica"]
+    assert replica["image"] == compose["services"]["db"]["image"]
+    script = replica["command"][-1]
+    assert "pg_basebackup -h db -U console" in script and " -R " in script
+    assert "exec postgres" in script
+    assert replica["depends_on"]["db"]["condition"] == "service_healthy"
+    hba = compose["services"]["db"]["command"][-1]
+    assert "host replication console all scram-sha-256" in hba
+    assert "hba_file=/tmp/pg_hba.conf" in hba
+    assert "pgreplica" in compose["volumes"]
+
+
+def test_compose_web_sums_its_workers_metrics_and_is_probed() -> None:
+    web = _compose()["services"]["web"]
+    directory = web["environment"]["PROMETHEUS_MULTIPROC_DIR"]
+    assert web["tmpfs"] == [directory]  # empty at every start
+    assert web["environment"]["ENVIRONMENT"] == "production"
+    assert "/healthz" in " ".join(web["healthcheck"]["test"])
 
 
 def test_compose_commands_exist() -> None:

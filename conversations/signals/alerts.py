@@ -31,6 +31,7 @@ import httpx
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import Case, Count, Value, When
 from django.utils import timezone
 
 import audit
@@ -337,3 +338,21 @@ def notifications_deliver(
                 result.delivered += 1
             n.save()
     return result
+
+
+def notification_states() -> dict[tuple[str, str], int]:
+    """Notifications per (channel, state): "sent", "pending" (not yet sent, attempts left) or
+    "failed" (given up after ``Notification.ATTEMPTS``); one grouped query, for the metrics."""
+    rows = (
+        Notification.objects.order_by()
+        .annotate(
+            state=Case(
+                When(delivered_at__isnull=False, then=Value("sent")),
+                When(attempts__gte=Notification.ATTEMPTS, then=Value("failed")),
+                default=Value("pending"),
+            )
+        )
+        .values("channel", "state")
+        .annotate(n=Count("pk"))
+    )
+    return {(row["channel"], row["state"]): row["n"] for row in rows}

@@ -18,6 +18,7 @@ from django.db import transaction
 from conversations.keystore.keys import data_key_destroy
 from conversations.live import state as live_state
 from conversations.models import Conversation
+from conversations.replicas import replica_fence_raise
 
 from .. import registry
 from ..models import DeletionRequest, Tombstone
@@ -68,6 +69,8 @@ def conversation_erase(
             if conversation is not None:
                 request.conversations_erased += 1
             request.save(update_fields=["counts", "conversations_erased"])
+        # Once committed, no page may be read on a replica that has not replayed this.
+        transaction.on_commit(replica_fence_raise)
     # What Redis holds of its live streams goes too (after the rows: an erase that fails here
     # is retried, and forgetting is idempotent).
     live_state.forget(conversation_id)

@@ -21,6 +21,7 @@ from conversations.ingest.guards import ingest_barrier
 from conversations.models import Conversation
 
 from .. import registry
+from ..backups import backup_horizon
 from ..models import DeletionRequest, LegalHold, Receipt, Tombstone
 from .erase import conversation_erase
 from .holds import active_holds, hold_for
@@ -180,6 +181,7 @@ def _complete(
             keys_destroyed=keys_destroyed,
             verification=verification,
             issued_at=now,
+            backup_horizon=backup_horizon(now),
         )
         receipt.hmac = receipt_hmac(receipt)
         receipt.save()

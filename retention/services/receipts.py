@@ -82,6 +82,9 @@ def receipt_hmac(receipt: Receipt) -> str:
         "verification": receipt.verification,
         "issued_at": receipt.issued_at.isoformat(timespec="microseconds"),
     }
+    # Receipts issued before backups had a horizon keep the body (and HMAC) they were signed with.
+    if receipt.backup_horizon is not None:
+        body["backup_horizon"] = receipt.backup_horizon.isoformat(timespec="microseconds")
     data = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hmac.new(_receipt_key(), data.encode("utf-8"), hashlib.sha256).hexdigest()
 

@@ -29,6 +29,7 @@ STABLE_CODES = {
     "deletion.viewed",
     "deletion.previewed",
     "retention.swept",
+    "restore.reconciled",
     "audit.viewed",
     "preference.changed",
     "share_link.created",

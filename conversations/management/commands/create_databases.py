@@ -20,6 +20,9 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         for alias in settings.DATABASES:
+            if alias in getattr(settings, "DATABASE_REPLICAS", []):
+                # A replica holds what its primary's server holds: nothing to create there.
+                continue
             name = settings.DATABASES[alias]["NAME"]
             # The same connection parameters as Django's (host, socket, user...), on the
             # maintenance database: the target may not exist yet.
