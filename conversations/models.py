@@ -354,12 +354,14 @@ class ConversationEvent(models.Model):
 
 class ServiceToken(models.Model):
     """A credential for a system calling the API. Only the SHA-256 of the token is kept. Its
-    scope says which endpoints it opens: the chat backend's (exchanges, replay, events) or a
-    ticketing system's (deletion requests and legal holds), never both."""
+    scope says which endpoints it opens: the chat backend's (exchanges, replay, events), a
+    ticketing system's (deletion requests and legal holds) or an identity provider's (SCIM
+    provisioning at /scim/v2/), never two of them."""
 
     class Scope(models.TextChoices):
         INGEST = "ingest", "chat backend: exchanges, replay, events"
         COMPLIANCE = "compliance", "ticketing system: deletion requests, legal holds"
+        SCIM = "scim", "identity provider: SCIM provisioning of people and groups"
 
     name = models.CharField(max_length=100, unique=True)
     scope = models.CharField(max_length=20, choices=Scope.choices, default=Scope.INGEST)
