@@ -419,7 +419,7 @@ SCIM_SERVICE_PROVIDER = {
     "BASE_LOCATION_GETTER": "console.people.scim.base_location",
     "GET_EXTRA_MODEL_FILTER_KWARGS_GETTER": "console.people.scim.extra_filter_kwargs",
     "GET_QUERYSET_POST_PROCESSOR_GETTER": "console.people.scim.queryset_post_processor",
-    "AUTH_CHECK_MIDDLEWARE": "console.people.scim.ScimTokenCheck",
+    "AUTH_CHECK_MIDDLEWARE": "console.people.scim_auth.ScimTokenCheck",
     "SCHEMAS_GETTER": "console.people.scim.schemas",
     "WWW_AUTHENTICATE_HEADER": 'Bearer realm="scim"',
 }

@@ -3,7 +3,7 @@
 django-scim2 serves the protocol: routes, list paging, filters (``scim_filters.py``), the PATCH
 operation loop, the discovery endpoints and the error shape. This module is the console's side:
 
-- who may call (``ScimTokenCheck``: ``Authorization: Bearer <token of scope scim>``);
+- who may call (``scim_auth.ScimTokenCheck``: ``Authorization: Bearer <token of scope scim>``);
 - what a User and a Group are here (``UserAdapter``, ``GroupAdapter``) and the schemas published
   for them (``schemas()``): exactly the attributes the console keeps and gives back as sent;
 - every write goes through one service of ``services.py`` (one audit row per request, whatever
@@ -31,15 +31,11 @@ from django.urls import reverse
 from django_scim import constants
 from django_scim import exceptions as scim_errors
 from django_scim.adapters import SCIMGroup, SCIMUser
-from django_scim.middleware import SCIMAuthCheckMiddleware
 from django_scim.models import SCIMServiceProviderConfig
 from django_scim.schemas import ALL as LIBRARY_SCHEMAS
-from rest_framework import exceptions as drf_exceptions
-
-from conversations.api.auth import ServiceTokenAuthentication
-from conversations.models import ServiceToken
 
 from .models import DirectoryGroup, Person
+from .scim_auth import scim_error as _error
 from .services import (
     Directory,
     PeopleError,
@@ -56,41 +52,8 @@ GROUP_URN = constants.SchemaURI.GROUP
 MAX_RESULTS = 200
 
 
-# --- who may call ---------------------------------------------------------------------------------
-
-
-def _error(status: int, detail: str, scim_type: str | None = None) -> HttpResponse:
-    body: dict[str, Any] = {"schemas": [constants.SchemaURI.ERROR], "detail": detail}
-    body["status"] = str(status)
-    if scim_type:
-        body["scimType"] = scim_type
-    return HttpResponse(json.dumps(body), content_type=constants.SCIM_CONTENT_TYPE, status=status)
-
-
-class ScimTokenCheck(SCIMAuthCheckMiddleware):
-    """A service token of scope ``scim`` (401 without a valid one, 403 for another scope). The
-    token is the actor of every audit row the request writes."""
-
-    def process_request(self, request: HttpRequest) -> HttpResponse | None:
-        try:
-            found = ServiceTokenAuthentication().authenticate(request)
-        except drf_exceptions.AuthenticationFailed as exc:
-            return self._unauthorized(str(exc.detail))
-        if found is None:
-            return self._unauthorized("send Authorization: Bearer <a service token of scope scim>")
-        token = found[0]
-        if token.scope != ServiceToken.Scope.SCIM:
-            return _error(403, f"this token's scope ({token.scope}) does not open SCIM")
-        request.scim_token = token  # type: ignore[attr-defined]
-        return None
-
-    def _unauthorized(self, detail: str) -> HttpResponse:
-        response = _error(401, detail)
-        response["WWW-Authenticate"] = 'Bearer realm="scim"'
-        return response
-
-
 def actor_of(request: Any) -> Any:
+    """The token the request came with (``scim_auth.ScimTokenCheck``): the audit rows' actor."""
     return getattr(request, "scim_token", None)
 
 
@@ -173,7 +136,10 @@ def _discovery_schemas() -> list[dict[str, Any]]:
     return kept
 
 
-SCHEMAS = [_user_schema(), _group_schema(), *_discovery_schemas()]
+SCHEMAS = [
+    {"schemas": ["urn:ietf:params:scim:schemas:core:2.0:Schema"], **schema}
+    for schema in (_user_schema(), _group_schema(), *_discovery_schemas())
+]
 
 
 def schemas() -> list[dict[str, Any]]:
@@ -623,6 +589,11 @@ class UserAdapter(SCIMUser):
     def delete(self) -> None:
         person_delete(user=self.obj, actor=actor_of(self.request))
 
+    @classmethod
+    def resource_type_dict(cls, request: Any = None) -> dict[str, Any]:
+        # The endpoint is relative to the SCIM base URL (RFC 7643 section 6), not a site path.
+        return {**super().resource_type_dict(request), "endpoint": "/Users"}
+
 
 class GroupAdapter(SCIMGroup):
     """A directory group; its id is ``DirectoryGroup.scim_id``."""
@@ -727,18 +698,14 @@ class GroupAdapter(SCIMGroup):
     def delete(self) -> None:
         directory_group_delete(group=self.obj, actor=actor_of(self.request))
 
+    @classmethod
+    def resource_type_dict(cls, request: Any = None) -> dict[str, Any]:
+        return {**super().resource_type_dict(request), "endpoint": "/Groups"}
+
 
 def not_found(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
     """Any other path under /scim/v2/: a SCIM error, 404."""
     return _error(404, f"no SCIM endpoint at {request.path}")
 
 
-__all__ = [
-    "GroupAdapter",
-    "Person",
-    "ScimTokenCheck",
-    "ServiceProviderConfig",
-    "UserAdapter",
-    "not_found",
-    "schemas",
-]
+__all__ = ["GroupAdapter", "Person", "ServiceProviderConfig", "UserAdapter", "not_found", "schemas"]

@@ -23,7 +23,7 @@ urlpatterns = [
     path("people/<int:pk>/queues/", views.person_queue, name="person-queue"),
     path("people/<int:pk>/deactivate/", views.person_deactivate_view, name="person-deactivate"),
     path("people/<int:pk>/reactivate/", views.person_reactivate_view, name="person-reactivate"),
-    # SCIM 2.0 (django-scim2's routes; the namespace "scim" is the one it reverses).
-    path("scim/v2/", include("django_scim.urls", namespace="scim")),
+    # SCIM 2.0 (django-scim2), console/people/scim_urls.py.
+    path("scim/v2/", include("console.people.scim_urls", namespace="scim")),
     re_path(r"^scim/v2/", csrf_exempt(scim.not_found), name="scim-not-found"),
 ]
