@@ -60,7 +60,7 @@ INSTALLED_APPS = [
     "csp",
     # Login throttling: failed sign-ins counted in the cache (AXES_* below).
     "axes",
-    # SCIM 2.0 provisioning at /scim/v2/ (console/people/scim.py).
+    # SCIM 2.0 provisioning at /scim/v2/ (console/people/scim/).
     "django_scim",
 ]
 
@@ -375,8 +375,7 @@ LOCAL_PASSWORDS = env.bool("LOCAL_PASSWORDS", default=True)
 OIDC_ISSUER = env.str("OIDC_ISSUER", default="")
 OIDC_CLIENT_ID = env.str("OIDC_CLIENT_ID", default="")
 OIDC_CLIENT_SECRET = env.str("OIDC_CLIENT_SECRET", default="")
-# The name the sign-in page offers ("Sign in with Okta").
-OIDC_PROVIDER_NAME = env.str("OIDC_PROVIDER_NAME", default="")
+OIDC_PROVIDER_NAME = env.str("OIDC_PROVIDER_NAME", default="")  # "Sign in with Okta"
 OIDC_SCOPES = env.str("OIDC_SCOPES", default="openid email profile")
 # The claim listing the person's groups, and which groups give which role (roles.py):
 # "support=support_agent,reviewers=reviewer,legal=compliance,console-admins=admin". SCIM groups
@@ -392,34 +391,26 @@ OIDC_TIMEOUT_SECONDS = env.float("OIDC_TIMEOUT_SECONDS", default=10.0)
 OIDC_CLOCK_SKEW_SECONDS = env.int("OIDC_CLOCK_SKEW_SECONDS", default=30)
 AUTHENTICATION_BACKENDS = [
     "console.hardening.ThrottledLoginBackend",
-    # Passwords, unless LOCAL_PASSWORDS is false (and model permissions, always).
-    "console.people.backends.LocalPasswordBackend",
-    # The OpenID provider's callback (only the callback view signs in through it).
-    "console.people.oidc.ProviderBackend",
+    "console.people.backends.LocalPasswordBackend",  # off with LOCAL_PASSWORDS=false
+    "console.people.oidc.ProviderBackend",  # only the provider's callback signs in through it
     "guardian.backends.ObjectPermissionBackend",
 ]
-# SCIM 2.0 at /scim/v2/ (console/people/scim.py, django-scim2), for a token of scope "scim"
+# SCIM 2.0 at /scim/v2/ (console/people/scim/, django-scim2), for a token of scope "scim"
 # (`manage.py create_service_token NAME --scope scim`).
+_SCIM_BEARER = {"type": "oauthbearertoken", "name": "Bearer token", "primary": True}
 SCIM_SERVICE_PROVIDER = {
     "NETLOC": "unused: locations are built from each request",
-    "AUTHENTICATION_SCHEMES": [
-        {
-            "type": "oauthbearertoken",
-            "name": "Bearer token",
-            "description": "A service token of scope scim: Authorization: Bearer <token>",
-            "primary": True,
-        }
-    ],
-    "USER_ADAPTER": "console.people.scim.UserAdapter",
-    "GROUP_ADAPTER": "console.people.scim.GroupAdapter",
+    "AUTHENTICATION_SCHEMES": [{**_SCIM_BEARER, "description": "a token of scope scim"}],
+    "USER_ADAPTER": "console.people.scim.adapters.UserAdapter",
+    "GROUP_ADAPTER": "console.people.scim.adapters.GroupAdapter",
     "GROUP_MODEL": "console.people.models.DirectoryGroup",
-    "USER_FILTER_PARSER": "console.people.scim_filters.UserFilter",
-    "GROUP_FILTER_PARSER": "console.people.scim_filters.GroupFilter",
-    "SERVICE_PROVIDER_CONFIG_MODEL": "console.people.scim.ServiceProviderConfig",
-    "BASE_LOCATION_GETTER": "console.people.scim.base_location",
-    "GET_EXTRA_MODEL_FILTER_KWARGS_GETTER": "console.people.scim.extra_filter_kwargs",
-    "GET_QUERYSET_POST_PROCESSOR_GETTER": "console.people.scim.queryset_post_processor",
-    "AUTH_CHECK_MIDDLEWARE": "console.people.scim_auth.ScimTokenCheck",
-    "SCHEMAS_GETTER": "console.people.scim.schemas",
+    "USER_FILTER_PARSER": "console.people.scim.filters.UserFilter",
+    "GROUP_FILTER_PARSER": "console.people.scim.filters.GroupFilter",
+    "SERVICE_PROVIDER_CONFIG_MODEL": "console.people.scim.schemas.ServiceProviderConfig",
+    "BASE_LOCATION_GETTER": "console.people.scim.schemas.base_location",
+    "GET_EXTRA_MODEL_FILTER_KWARGS_GETTER": "console.people.scim.schemas.extra_filter_kwargs",
+    "GET_QUERYSET_POST_PROCESSOR_GETTER": "console.people.scim.schemas.queryset_post_processor",
+    "AUTH_CHECK_MIDDLEWARE": "console.people.scim.auth.ScimTokenCheck",
+    "SCHEMAS_GETTER": "console.people.scim.schemas.schemas",
     "WWW_AUTHENTICATE_HEADER": 'Bearer realm="scim"',
 }

@@ -37,8 +37,8 @@ class Person(models.Model):
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.LOCAL)
     # The OpenID provider's subject for this person (``iss`` + ``sub`` of the ID token), set at
     # the first sign-in through the provider.
-    issuer = models.CharField(max_length=500, blank=True)
-    subject = models.CharField(max_length=255, blank=True)
+    oidc_issuer = models.CharField(max_length=500, blank=True)
+    oidc_subject = models.CharField(max_length=255, blank=True)
     # SCIM: the id the console gives the resource, the provisioning client's own id for it, and
     # the attributes it sent that the console keeps as given (name, displayName, emails).
     scim_id = models.CharField(max_length=64, unique=True, default=new_scim_id)
@@ -65,8 +65,8 @@ class Person(models.Model):
         permissions = [("manage_people", "Can invite people, change their roles and deactivate")]
         constraints = [
             models.UniqueConstraint(
-                fields=["issuer", "subject"],
-                condition=~models.Q(subject=""),
+                fields=["oidc_issuer", "oidc_subject"],
+                condition=~models.Q(oidc_subject=""),
                 name="person_unique_subject",
             )
         ]

@@ -28,6 +28,7 @@ import jwt
 import requests
 from django.conf import settings
 from django.core.exceptions import SuspiciousOperation
+from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.generic import View
@@ -267,7 +268,14 @@ class SignInCallback(OIDCAuthenticationCallbackView):
                 "Start again from this page.",
                 400,
             )
-        except (ProviderUnavailable, requests.RequestException, ValueError, KeyError) as exc:
+        except (
+            ProviderUnavailable,
+            requests.RequestException,
+            ValueError,
+            KeyError,
+            # Two first sign-ins of one subject at once: the second finds the account taken.
+            IntegrityError,
+        ) as exc:
             log.warning("sign-in failed: %s", exc)
             return _refused(
                 request,

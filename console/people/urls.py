@@ -5,7 +5,8 @@ from __future__ import annotations
 from django.urls import include, path, re_path
 from django.views.decorators.csrf import csrf_exempt
 
-from . import oidc, scim, views
+from . import oidc, views
+from .scim import adapters as scim
 
 urlpatterns = [
     path("login/", views.SignInView.as_view(), name="login"),
@@ -23,7 +24,7 @@ urlpatterns = [
     path("people/<int:pk>/queues/", views.person_queue, name="person-queue"),
     path("people/<int:pk>/deactivate/", views.person_deactivate_view, name="person-deactivate"),
     path("people/<int:pk>/reactivate/", views.person_reactivate_view, name="person-reactivate"),
-    # SCIM 2.0 (django-scim2), console/people/scim_urls.py.
-    path("scim/v2/", include("console.people.scim_urls", namespace="scim")),
+    # SCIM 2.0 (django-scim2), console/people/scim/.
+    path("scim/v2/", include("console.people.scim.urls", namespace="scim")),
     re_path(r"^scim/v2/", csrf_exempt(scim.not_found), name="scim-not-found"),
 ]

@@ -14,6 +14,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.tokens import default_token_generator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
@@ -53,10 +54,7 @@ def login_context(request: HttpRequest) -> dict[str, Any]:
     if oidc.enabled():
         query = f"?{urlencode({'next': next_url})}" if next_url else ""
         context["sso_url"] = reverse("oidc_authentication_init") + query
-    if "form" not in context:
-        from django.contrib.auth.forms import AuthenticationForm
-
-        context["form"] = AuthenticationForm(request)
+    context["form"] = AuthenticationForm(request)
     return context
 
 

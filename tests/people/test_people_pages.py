@@ -25,7 +25,9 @@ def world(db: Any) -> dict[str, Any]:
     for name in ("billing", "shipping"):
         Queue.objects.create(name=name)
     sso = UserFactory(username="sso-person", groups=["support_agent"])
-    Person.objects.create(user=sso, source="provider", subject="s-1", issuer="https://idp")
+    Person.objects.create(
+        user=sso, source="provider", oidc_subject="s-1", oidc_issuer="https://idp"
+    )
     return {
         "admin": UserFactory(username="role-admin", groups=["admin"]),
         "agent": UserFactory(username="agent", groups=["support_agent"], queues=["billing"]),

@@ -155,6 +155,12 @@ def test_local_accounts_are_out_of_reach(scim: Scim) -> None:
             "primary",
         ),
         ({"schemas": [USER_URN], "userName": "x", "active": True, "emails": "a@b.c"}, "object"),
+        ({"schemas": [USER_URN], "userName": "x", "active": True, "displayName": "a\x00b"}, "NUL"),
+        (
+            {"schemas": [USER_URN], "userName": "x", "active": True, "name": {"givenName": 5}},
+            "name.givenName must be a str",
+        ),
+        (["not", "an", "object"], "JSON object"),
     ],
 )
 def test_bad_input_is_a_scim_400_and_stores_nothing(scim: Scim, body: Any, detail: str) -> None:
@@ -293,3 +299,16 @@ def test_an_unknown_path_is_a_scim_404(scim: Scim) -> None:
     response = scim.get("Nothing/here")
     assert response.status_code == 404
     assert response.json()["schemas"] == ["urn:ietf:params:scim:api:messages:2.0:Error"]
+
+
+def test_a_search_with_an_unstorable_filter_is_a_400(scim: Scim) -> None:
+    new_user(scim)
+    body = {
+        "schemas": ["urn:ietf:params:scim:api:messages:2.0:SearchRequest"],
+        "filter": 'userName eq "a\x00b"',
+    }
+    response = scim.post("Users/.search", body)
+    assert response.status_code == 400, response.content
+    assert "filter" in response.json()["detail"]
+    good = {**body, "filter": 'userName eq "jo@example.com"'}
+    assert scim.post("Users/.search", good).json()["totalResults"] == 1

@@ -67,7 +67,11 @@ def test_a_support_group_member_lands_on_the_list_as_a_support_agent(
     assert (user.email, user.first_name, user.last_name) == ("alice@example.com", "Alice", "Smith")
     assert not user.has_usable_password()
     person = Person.objects.get(user=user)
-    assert (person.source, person.subject, person.issuer) == ("provider", "sub-alice", op.issuer)
+    assert (person.source, person.oidc_subject, person.oidc_issuer) == (
+        "provider",
+        "sub-alice",
+        op.issuer,
+    )
     assert roles_of(user) == {"support_agent"}
     provisioned = rows("person.provisioned")
     assert len(provisioned) == 1
@@ -161,7 +165,7 @@ def test_the_provider_cannot_take_over_a_local_account(client: Any, op: OpenIdPr
     assert response.status_code == 403
     assert b"exists already" in response.content
     assert signed_in(client) is None
-    assert not Person.objects.filter(subject="sub-x").exists()
+    assert not Person.objects.filter(oidc_subject="sub-x").exists()
 
 
 def test_with_local_passwords_off_no_password_signs_in(

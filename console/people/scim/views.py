@@ -1,5 +1,5 @@
 """django-scim2's discovery views, answering lists with ``totalResults`` and unknown ids with a
-SCIM error, as RFC 7644 shapes them (routed by ``scim_urls.py``)."""
+SCIM error, as RFC 7644 shapes them (routed by ``urls.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from django.http import HttpRequest, HttpResponse
 from django_scim import constants
 from django_scim import views as scim_views
 
-from .scim_auth import scim_error as _error
+from .auth import scim_error as _error
 
 
 def _listing(resources: list[dict[str, Any]]) -> HttpResponse:

@@ -1,5 +1,5 @@
-"""Who may call SCIM: a service token of scope ``scim``. A module apart from ``scim.py``:
-django-scim2 imports this check while it defines its views, which ``scim.py`` builds on."""
+"""Who may call SCIM: a service token of scope ``scim``. django-scim2 imports this check while it
+defines its views, so it imports nothing of the package's other modules."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """SCIM filters (``GET /Users?filter=userName eq "bjensen"``) to SQL, through django-scim2's
-filter parser (scim2-filter-parser). A module of its own: django-scim2 reads these classes while
-it defines its adapters, before ``scim.py`` can be imported.
+filter parser (scim2-filter-parser). django-scim2 reads these classes while it defines its
+adapters, so this module imports nothing of the package's other modules.
 
 Each filterable attribute maps to a column; an attribute not in the map matches nothing. The
 parser's SQL only picks ids: the rows come back through the ORM, restricted to the accounts SCIM
@@ -15,10 +15,16 @@ from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django_scim.filters import FilterQuery
 
-from .models import DirectoryGroup
+from ..models import DirectoryGroup
 
 USER_URN = "urn:ietf:params:scim:schemas:core:2.0:User"
 GROUP_URN = "urn:ietf:params:scim:schemas:core:2.0:Group"
+
+
+def _check(filter_query: Any) -> None:
+    """A filter PostgreSQL can take as parameters (django-scim2 answers ValueError with a 400)."""
+    if not isinstance(filter_query, str) or "\x00" in filter_query or len(filter_query) > 2000:
+        raise ValueError("a filter is a string of at most 2000 characters, without NUL")
 
 
 def _with_urn(attr_map: dict[tuple[str, str | None, str | None], str], urn: str) -> dict[Any, str]:
@@ -50,6 +56,7 @@ class UserFilter(FilterQuery):
 
     @classmethod
     def search(cls, filter_query: str, request: Any = None) -> QuerySet[Any]:
+        _check(filter_query)
         q = cls.query_class(filter_query, cls.table_name(), cls.attr_map, cls.joins)
         User = get_user_model()
         if q.where_sql is None:
@@ -88,6 +95,7 @@ class GroupFilter(FilterQuery):
 
     @classmethod
     def search(cls, filter_query: str, request: Any = None) -> QuerySet[Any]:
+        _check(filter_query)
         q = cls.query_class(filter_query, cls.table_name(), cls.attr_map, cls.joins)
         if q.where_sql is None:
             return DirectoryGroup.objects.none()

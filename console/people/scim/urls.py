@@ -1,5 +1,5 @@
 """django-scim2's routes (namespace ``scim``, which its adapters reverse), with the discovery
-views of ``scim_views.py`` in place of two of its own."""
+views of ``views.py`` in place of two of its own."""
 
 from __future__ import annotations
 
@@ -8,16 +8,16 @@ from typing import Any
 from django.urls import URLPattern, re_path
 from django_scim import urls as library
 
-from . import scim_views
+from . import views
 
 app_name = "scim"
 
 OURS: dict[str, Any] = {
-    "resource-types": scim_views.ResourceTypes.as_view(),
-    "schemas": scim_views.Schemas.as_view(),
-    "search": scim_views.NotImplementedHere.as_view(),
-    "me": scim_views.NotImplementedHere.as_view(),
-    "bulk": scim_views.NotImplementedHere.as_view(),
+    "resource-types": views.ResourceTypes.as_view(),
+    "schemas": views.Schemas.as_view(),
+    "search": views.NotImplementedHere.as_view(),
+    "me": views.NotImplementedHere.as_view(),
+    "bulk": views.NotImplementedHere.as_view(),
 }
 
 
