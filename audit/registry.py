@@ -271,6 +271,62 @@ EVENT_TYPES = _types(
         _keys("change", "tool", "note"),
         required=_keys("change"),
     ),
+    # People: who may enter (console/people/). One row per change, whatever its channel (the
+    # People page, a sign-in through the identity provider, a SCIM request); ``person`` is the
+    # user's id, ``via`` the channel (page, sign-in, scim).
+    EventType(
+        "person.invited",
+        "an admin created a local account (password set by the invitee through a one-time link)",
+        _keys("person", "roles", "via"),
+        required=_keys("person"),
+    ),
+    EventType(
+        "person.provisioned",
+        "an account was created by the identity provider: at a first sign-in, or through SCIM",
+        _keys("person", "source", "roles", "via"),
+        required=_keys("person", "via"),
+    ),
+    EventType(
+        "person.updated",
+        "the identity provider changed an account's attributes through SCIM (names, e-mail, "
+        "user name, active); roles that follow from it are listed",
+        _keys("person", "fields", "roles", "active", "sessions_ended", "via"),
+        required=_keys("person", "fields"),
+    ),
+    EventType(
+        "person.roles_changed",
+        "a person's roles changed: set by an admin, or re-read from the identity provider's "
+        "groups at sign-in",
+        _keys("person", "roles", "previous", "via"),
+        required=_keys("person", "roles"),
+    ),
+    EventType(
+        "person.deactivated",
+        "an account was deactivated (on the People page or through SCIM): every session it held "
+        "ended at once, and it cannot sign in",
+        _keys("person", "sessions_ended", "reason", "via"),
+        required=_keys("person"),
+    ),
+    EventType(
+        "person.reactivated",
+        "a deactivated account may sign in again",
+        _keys("person", "via"),
+        required=_keys("person"),
+    ),
+    EventType(
+        "person.deleted",
+        "the identity provider deleted an account through SCIM: deactivated, sessions ended, "
+        "hidden from SCIM, never to sign in again",
+        _keys("person", "sessions_ended", "via"),
+        required=_keys("person"),
+    ),
+    EventType(
+        "directory_group.changed",
+        "the identity provider created, changed or deleted a group through SCIM; the members "
+        "whose roles changed with it are listed",
+        _keys("change", "group", "fields", "members", "roles_changed", "via"),
+        required=_keys("change", "group"),
+    ),
     # A person's own display settings (console/preferences.py).
     EventType(
         "preference.changed",

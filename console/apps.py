@@ -6,12 +6,19 @@ class ConsoleConfig(AppConfig):
     verbose_name = "Support console"
 
     def ready(self) -> None:
-        from django.contrib.auth.signals import user_logged_in
+        from django.contrib.auth.signals import user_logged_in, user_logged_out
 
         from .hardening import mark_renewed
+        from .people.sessions import session_signed_in, session_signed_out
         from .preferences import prime_on_login
 
         # The user's time zone goes into the session at login (console/preferences.py).
         user_logged_in.connect(prime_on_login, dispatch_uid="console.prime_time_zone")
         # The sliding session's last renewal is the login (console/hardening.py).
         user_logged_in.connect(mark_renewed, dispatch_uid="console.session_renewed")
+        # Each session a person signs in with is kept by name, so that a deactivation ends them
+        # all at once (console/people/sessions.py).
+        user_logged_in.connect(session_signed_in, dispatch_uid="console.people.session_in")
+        user_logged_out.connect(session_signed_out, dispatch_uid="console.people.session_out")
+        # The People block of settings is checked by `manage.py check` (console/people/checks.py).
+        from .people import checks  # noqa: F401

@@ -7,13 +7,21 @@ from typing import Any
 from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
-from conversations.permissions import can_read_conversations, is_compliance
+from conversations.permissions import can_read_conversations, is_compliance, is_console_admin
 
 
 def _links(user: Any) -> dict[str, bool]:
     if not user.is_authenticated:
-        return {"conversations": False, "audit": False}
-    return {"conversations": can_read_conversations(user), "audit": is_compliance(user)}
+        return {"conversations": False, "audit": False, "people": False, "admin": False}
+    admin = is_console_admin(user)
+    return {
+        "conversations": can_read_conversations(user),
+        "audit": is_compliance(user),
+        # The People page and the Django admin: the admin role opens both (no staff flag). The
+        # role, not has_perm: the groups are read once per request already, permissions not.
+        "people": admin,
+        "admin": user.is_active and (user.is_staff or admin),
+    }
 
 
 def nav(request: HttpRequest) -> dict[str, Any]:

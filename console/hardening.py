@@ -20,7 +20,6 @@ from typing import Any
 
 from axes.backends import AxesStandaloneBackend
 from django.conf import settings
-from django.contrib.auth.forms import AuthenticationForm
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.utils.cache import patch_cache_control
@@ -117,7 +116,9 @@ def locked_out(
     """The lock-out answer (django-axes' AXES_LOCKOUT_CALLABLE): the sign-in page with one
     sentence, 429. It is the same for a username that exists and one that does not (axes counts
     failures by the name typed, whether or not anyone has it), and the password is not checked."""
-    context = {"form": AuthenticationForm(request), "locked": LOCKED_OUT, "next": ""}
+    from .people.views import login_context  # the sign-in page's offer (provider, passwords)
+
+    context = {**login_context(request), "locked": LOCKED_OUT, "next": ""}
     return render(request, "registration/login.html", context, status=429)
 
 

@@ -45,7 +45,8 @@ ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[:
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # The Django admin, opened by the admin role without a staff flag (console/people/).
+    "console.people.admin_apps.ConsoleAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -63,6 +64,8 @@ INSTALLED_APPS = [
     "csp",
     # Login throttling: failed sign-ins counted in the cache (AXES_* below).
     "axes",
+    # SCIM 2.0 provisioning at /scim/v2/ (console/people/scim/).
+    "django_scim",
 ]
 
 MIDDLEWARE = [
@@ -174,12 +177,8 @@ CACHES = {
     }
 }
 
-AUTHENTICATION_BACKENDS = [
-    # First: refuses a sign-in while its username and address are locked out (django-axes).
-    "console.hardening.ThrottledLoginBackend",
-    "django.contrib.auth.backends.ModelBackend",
-    "guardian.backends.ObjectPermissionBackend",
-]
+# AUTHENTICATION_BACKENDS: in the People block at the end (django-axes' ThrottledLoginBackend
+# first: it refuses a sign-in while its username and address are locked out).
 ANONYMOUS_USER_NAME = None  # guardian: no anonymous user object; anonymous sees nothing
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -450,3 +449,52 @@ for _index, _url in enumerate(DATABASE_REPLICA_URLS):
     _replica["TEST"] = {"MIRROR": "default"}
     DATABASES[f"replica_{_index}"] = _replica
     DATABASE_REPLICAS.append(f"replica_{_index}")
+# --- People: sign-in, SCIM provisioning, roles (console/people/) ---------------------------------
+# Local passwords (the sign-in form, the Django admin's login, `invite` on the People page): on by
+# default; false leaves single sign-on as the only way in.
+LOCAL_PASSWORDS = env.bool("LOCAL_PASSWORDS", default=True)
+# Single sign-on through an OpenID Connect provider (console/people/oidc.py, mozilla-django-oidc):
+# on when OIDC_ISSUER and OIDC_CLIENT_ID are set. Register {console}/oidc/callback/ as the
+# client's redirect URI at the provider. The endpoints come from the issuer's discovery document.
+OIDC_ISSUER = env.str("OIDC_ISSUER", default="")
+OIDC_CLIENT_ID = env.str("OIDC_CLIENT_ID", default="")
+OIDC_CLIENT_SECRET = env.str("OIDC_CLIENT_SECRET", default="")
+OIDC_PROVIDER_NAME = env.str("OIDC_PROVIDER_NAME", default="")  # "Sign in with Okta"
+OIDC_SCOPES = env.str("OIDC_SCOPES", default="openid email profile")
+# The claim listing the person's groups, and which groups give which role (roles.py):
+# "support=support_agent,reviewers=reviewer,legal=compliance,console-admins=admin". SCIM groups
+# map through the same table.
+OIDC_ROLE_CLAIM = env.str("OIDC_ROLE_CLAIM", default="groups")
+OIDC_ROLE_MAP = env.str("OIDC_ROLE_MAP", default="")
+# The claim a new account's user name is taken from (then email, then sub).
+OIDC_USERNAME_CLAIM = env.str("OIDC_USERNAME_CLAIM", default="preferred_username")
+OIDC_SIGN_ALGO = env.str("OIDC_SIGN_ALGO", default="RS256")
+# How the client authenticates at the token endpoint: client_secret_post or client_secret_basic.
+OIDC_TOKEN_AUTH = env.str("OIDC_TOKEN_AUTH", default="client_secret_post")
+OIDC_TIMEOUT_SECONDS = env.float("OIDC_TIMEOUT_SECONDS", default=10.0)
+OIDC_CLOCK_SKEW_SECONDS = env.int("OIDC_CLOCK_SKEW_SECONDS", default=30)
+AUTHENTICATION_BACKENDS = [
+    "console.hardening.ThrottledLoginBackend",
+    "console.people.backends.LocalPasswordBackend",  # off with LOCAL_PASSWORDS=false
+    "console.people.oidc.ProviderBackend",  # only the provider's callback signs in through it
+    "guardian.backends.ObjectPermissionBackend",
+]
+# SCIM 2.0 at /scim/v2/ (console/people/scim/, django-scim2), for a token of scope "scim"
+# (`manage.py create_service_token NAME --scope scim`).
+_SCIM_BEARER = {"type": "oauthbearertoken", "name": "Bearer token", "primary": True}
+SCIM_SERVICE_PROVIDER = {
+    "NETLOC": "unused: locations are built from each request",
+    "AUTHENTICATION_SCHEMES": [{**_SCIM_BEARER, "description": "a token of scope scim"}],
+    "USER_ADAPTER": "console.people.scim.adapters.UserAdapter",
+    "GROUP_ADAPTER": "console.people.scim.adapters.GroupAdapter",
+    "GROUP_MODEL": "console.people.models.DirectoryGroup",
+    "USER_FILTER_PARSER": "console.people.scim.filters.UserFilter",
+    "GROUP_FILTER_PARSER": "console.people.scim.filters.GroupFilter",
+    "SERVICE_PROVIDER_CONFIG_MODEL": "console.people.scim.schemas.ServiceProviderConfig",
+    "BASE_LOCATION_GETTER": "console.people.scim.schemas.base_location",
+    "GET_EXTRA_MODEL_FILTER_KWARGS_GETTER": "console.people.scim.schemas.extra_filter_kwargs",
+    "GET_QUERYSET_POST_PROCESSOR_GETTER": "console.people.scim.schemas.queryset_post_processor",
+    "AUTH_CHECK_MIDDLEWARE": "console.people.scim.auth.ScimTokenCheck",
+    "SCHEMAS_GETTER": "console.people.scim.schemas.schemas",
+    "WWW_AUTHENTICATE_HEADER": 'Bearer realm="scim"',
+}

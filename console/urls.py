@@ -50,7 +50,8 @@ urlpatterns = [
     ),
     path("compliance/holds/", compliance_views.holds, name="legal-holds"),
     path("compliance/holds/<int:pk>/release/", compliance_views.hold_release, name="hold-release"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    # Sign-in (passwords, single sign-on), the People pages and SCIM: console/people/.
+    path("", include("console.people.urls")),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("api/v1/", include("conversations.api.urls")),

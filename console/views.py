@@ -39,6 +39,7 @@ from conversations.workspace.search import KIND_LABELS
 from retention.reads import audit_log_read
 
 from .forms import AuditFilterForm, ConversationFilterForm, TimeZoneForm
+from .people.views import no_role
 from .preferences import COOKIE, chosen_zone, remember_zone, user_preference_update, valid_zone
 
 PAGE = 50
@@ -75,6 +76,8 @@ def home(request: HttpRequest) -> HttpResponse:
     ways. A pasted conversation id (or a ticket only one conversation has) goes straight to it."""
     if not can_read_conversations(request.user) and is_compliance(request.user):
         return redirect("audit-log")  # compliance staff start at the audit log
+    if not can_read_conversations(request.user) and not is_compliance(request.user):
+        return no_role(request)  # signed in (e.g. through the provider) with no role yet
     form = ConversationFilterForm(request.GET)
     partial = _partial(request)
     template = "console/_results.html" if partial else "console/home.html"

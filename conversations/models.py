@@ -355,13 +355,14 @@ class ConversationEvent(models.Model):
 class ServiceToken(models.Model):
     """A credential for a system calling the API. Only the SHA-256 of the token is kept. Its
     scope says which endpoints it opens: the chat backend's (exchanges, replay, events), a
-    ticketing system's (deletion requests and legal holds) or a monitoring system's (/metrics),
-    never two of them."""
+    ticketing system's (deletion requests and legal holds), a monitoring system's (/metrics) or
+    an identity provider's (SCIM provisioning at /scim/v2/), never two of them."""
 
     class Scope(models.TextChoices):
         INGEST = "ingest", "chat backend: exchanges, replay, events"
         COMPLIANCE = "compliance", "ticketing system: deletion requests, legal holds"
         METRICS = "metrics", "monitoring: /metrics"
+        SCIM = "scim", "identity provider: SCIM provisioning of people and groups"
 
     name = models.CharField(max_length=100, unique=True)
     scope = models.CharField(max_length=20, choices=Scope.choices, default=Scope.INGEST)

@@ -39,6 +39,14 @@ STABLE_CODES = {
     "signals.viewed",
     "alert_rule.changed",
     "model_price.changed",
+    "person.invited",
+    "person.provisioned",
+    "person.updated",
+    "person.roles_changed",
+    "person.deactivated",
+    "person.reactivated",
+    "person.deleted",
+    "directory_group.changed",
 }
 
 AUDIT_DIR = Path(__file__).resolve().parents[2] / "audit"

@@ -116,6 +116,9 @@ def test_crawl_finds_no_marker_and_no_raw_pii(client: Any, world: World, role: s
         assert "[email]" in reached
     if role == "admin":
         assert any(u.startswith("/admin/") for u in pages)
+        # The People pages (console/people/): the list and each person's page.
+        assert pages["/people/"][0] == 200
+        assert any(re.match(r"/people/\d+/$", u) for u in pages)
     if role in ("compliance", "admin"):
         reached = {"/compliance/deletions/", "/compliance/holds/", "/compliance/deletions/new/"}
         assert reached | {f"/compliance/deletions/{request.pk}/"} <= set(pages)

@@ -10,8 +10,9 @@ from conversations.services import service_token_create
 
 class Command(BaseCommand):
     help = (
-        "Create a service token and print it (it is shown only once): for the chat backend, or "
-        "with --scope compliance for a ticketing system (deletion requests and legal holds)."
+        "Create a service token and print it (it is shown only once): for the chat backend, "
+        "with --scope compliance for a ticketing system (deletion requests and legal holds), or "
+        "with --scope scim for an identity provider (SCIM provisioning at /scim/v2/)."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:

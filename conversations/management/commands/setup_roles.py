@@ -1,5 +1,10 @@
 """Create the four groups of the console and give each its model permissions (idempotent).
 
+The ``admin`` role holds exactly what its pages need (the Django admin's pages for alert rules,
+prices, retention classes, field policies, work notes, tool links, queues, service tokens and
+review grants, and the console's People page) and opens ``/admin/`` without a staff flag
+(``console/people/admin_site.py``).
+
 Object-level access (which queues a group sees, which conversation a reviewer may review) is
 granted separately, per object; these are the model-level permissions each role needs.
 """
@@ -35,6 +40,7 @@ ROLES: dict[str, list[str]] = {
         "conversations.view_toollink",
         "conversations.add_toollink",
         "conversations.change_toollink",
+        "conversations.delete_toollink",
         # Work notes (sharing/notes.py): saved through work_note_save, audited.
         "conversations.view_worknote",
         "conversations.add_worknote",
@@ -53,6 +59,25 @@ ROLES: dict[str, list[str]] = {
         "conversations.add_reviewgrant",
         "conversations.change_reviewgrant",
         "conversations.view_reviewalert",
+        # Alert rules and the price table (signals): saved through rule_save and
+        # model_price_save, audited; the alerts and allowance probes are read-only pages.
+        "conversations.view_alertrule",
+        "conversations.add_alertrule",
+        "conversations.change_alertrule",
+        "conversations.delete_alertrule",
+        "conversations.view_modelprice",
+        "conversations.add_modelprice",
+        "conversations.change_modelprice",
+        "conversations.delete_modelprice",
+        "conversations.view_alert",
+        "conversations.view_allowanceprobe",
+        # Retention classes: how long conversations are kept (retention_class_save, audited).
+        "retention.view_retentionclass",
+        "retention.add_retentionclass",
+        "retention.change_retentionclass",
+        "retention.delete_retentionclass",
+        # The People page (console/people/): invite, roles, queue grants, deactivation.
+        "console.manage_people",
     ],
 }
 

@@ -1,0 +1,34 @@
+"""``manage.py check`` (run by migrate and runserver) refuses a People block that cannot work:
+an OIDC_ROLE_MAP naming no role, single sign-on half configured, no way in at all."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core import checks
+
+from .roles import RoleMapError, parse_role_map
+
+
+@checks.register(checks.Tags.security)
+def people_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    errors: list[checks.CheckMessage] = []
+    try:
+        parse_role_map(settings.OIDC_ROLE_MAP)
+    except RoleMapError as exc:
+        errors.append(checks.Error(str(exc), id="people.E001"))
+    if bool(settings.OIDC_ISSUER) != bool(settings.OIDC_CLIENT_ID):
+        errors.append(
+            checks.Error(
+                "single sign-on needs both OIDC_ISSUER and OIDC_CLIENT_ID", id="people.E002"
+            )
+        )
+    if not settings.LOCAL_PASSWORDS and not settings.OIDC_ISSUER:
+        errors.append(
+            checks.Warning(
+                "LOCAL_PASSWORDS is false and no OIDC_ISSUER is set: nobody can sign in",
+                id="people.W001",
+            )
+        )
+    return errors
