@@ -447,7 +447,9 @@ class _Stream:
 
     def item_added(self, data: dict[str, Any], at: str) -> None:
         index = self._index(data, "output_index", at)
-        item = _req(data, "item", dict, field="stream", at=at)
+        item = _opt(data, "item", dict, field="stream", at=at)
+        if item is None:
+            return  # announced without its item (as the SDK, wait for done / the terminal)
         _req(item, "type", str, field="stream", at=f"{at}.item")
         if index not in self.done:
             self.items[index] = item

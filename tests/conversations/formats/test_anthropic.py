@@ -1102,20 +1102,6 @@ BAD_INPUT: list[tuple[str, str, str, str, str]] = [
         "block_stopped",
     ),
     (
-        "thinking-delta-to-text",
-        "stream",
-        _with_text(delta(0, type="thinking_delta", thinking="x")),
-        "$[2].data.delta.type",
-        "delta_mismatch",
-    ),
-    (
-        "json-delta-to-text",
-        "stream",
-        _with_text(delta(0, type="input_json_delta", partial_json="{")),
-        "$[2].data.delta.type",
-        "delta_mismatch",
-    ),
-    (
         "delta-missing",
         "stream",
         _with_text({"type": "content_block_delta", "index": 0}),
