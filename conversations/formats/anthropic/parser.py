@@ -77,7 +77,7 @@ from ..sse import Event, iter_events
 from ..traces import Trace, TraceKind, Withheld
 from .profile import FORMAT, PROFILE
 
-_ROLES = ("user", "assistant")
+_ROLES = ("user", "assistant", "system")
 
 # delta type -> (field in the delta, key in the block, block types it may extend, append?).
 # Text and thinking grow piece by piece; a signature arrives whole and replaces the start's "".
@@ -96,7 +96,9 @@ _REPLACING_DELTAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
 # --- small typed accessors -------------------------------------------------------------------
 
 
-def _get(obj: dict[str, Any], key: str, kind: type, *, field: str, at: str) -> Any:
+def _get(
+    obj: dict[str, Any], key: str, kind: type | tuple[type, ...], *, field: str, at: str
+) -> Any:
     """``obj[key]`` checked against ``kind``; None when absent or null."""
     value = obj.get(key)
     if value is None:
@@ -255,12 +257,18 @@ def _parse_request(request: str, params: Params) -> list[Message]:
         role = _need(message, "role", str, field=field, at=at)
         if role not in _ROLES:
             raise FormatError(
-                f"expected role 'user' or 'assistant', got {role!r}",
+                f"expected role 'user', 'assistant' or 'system', got {role!r}",
                 field=field,
                 at=f"{at}.role",
                 code="bad_value",
             )
-        content = _need(message, "content", (str, list), field=field, at=at)
+        if role == "system":
+            # A system message between turns (the SDK's BetaSystemMessageParam: text,
+            # tool_addition / tool_removal blocks, or only an output_config): kept as a history
+            # message with the role, its text shown as a Chat system message's is.
+            content = _get(message, "content", (str, list), field=field, at=at) or []
+        else:
+            content = _need(message, "content", (str, list), field=field, at=at)
         if isinstance(content, str):
             blocks: tuple[Block, ...] = (Block("text", classify(FORMAT, "text"), text=content),)
         else:

@@ -876,9 +876,9 @@ BAD_INPUT: list[tuple[str, str, str, str, str]] = [
     ("message-number", "request", '{"messages":[1]}', "$.messages[0]", "wrong_type"),
     ("no-role", "request", _request([{"content": "x"}]), "$.messages[0].role", "missing"),
     (
-        "role-system",
+        "role-developer",
         "request",
-        _request([{"role": "system", "content": "x"}]),
+        _request([{"role": "developer", "content": "x"}]),
         "$.messages[0].role",
         "bad_value",
     ),

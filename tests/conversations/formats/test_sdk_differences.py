@@ -340,3 +340,53 @@ def test_10_azures_empty_first_chunk_does_not_name_the_response() -> None:
     unfiltered = oracles.openai_chat(stream, helper=False)
     assert unfiltered.notes["id"] == "" and unfiltered.notes["model"] == ""
     assert runner.openai_chat(stream, []).agree
+
+
+# Real recorded shapes the console refused (issue 28) ---------------------------------------------
+
+
+def test_a_system_message_between_turns_is_accepted_and_kept_with_its_role() -> None:
+    """pydantic-ai's live recording against claude-opus-4-8: a ``{"role": "system"}`` message
+    after a ``tool_result`` holding a ``tool_addition`` block (the SDK's
+    ``BetaSystemMessageParam``), answered 200. It was refused (``bad_value``); it is a history
+    message with its role now, its text VISIBLE as a Chat system message's, a block nobody
+    classified (``tool_addition``) UNKNOWN and never shown. Every request of the cassette is
+    ingested through the API by tests/conversations/test_api_ingest.py."""
+    from tests.providers import load
+
+    records = load("pydantic-pydantic-ai__test_anthropic_lazy_advertisement_live.yaml")
+    for record in records[1:]:
+        assert record.request is not None
+        parsed = get("anthropic.messages").parse(
+            request=record.request, response=record.response, stream=None
+        )
+        (system,) = [m for m in parsed.history if m.role == "system"]
+        assert [(b.type, b.cls.name) for b in system.blocks] == [("tool_addition", "UNKNOWN")]
+        assert json.loads(system.raw)["content"][0]["type"] == "tool_addition"
+    text = json.dumps(
+        {
+            "model": "claude-x",
+            "max_tokens": 5,
+            "messages": [
+                {"role": "user", "content": "hi"},
+                {"role": "system", "content": "Answer in French.", "clear_at": "never"},
+                {"role": "system", "output_config": {}},
+            ],
+        }
+    )
+    parsed = get("anthropic.messages").parse(request=text, response=None, stream=_STREAM_HI)
+    first, second = parsed.history[1:]
+    assert [(b.type, b.cls.name, b.text) for b in first.blocks] == [
+        ("text", "VISIBLE", "Answer in French.")
+    ]
+    assert second.role == "system" and second.blocks == ()
+
+
+_STREAM_HI = _typed(
+    _START,
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Oui"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}},
+    {"type": "message_stop"},
+)
