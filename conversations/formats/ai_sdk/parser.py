@@ -659,6 +659,7 @@ class _Accumulator:
         self.data_by_key: dict[tuple[str, str], dict[str, Any]] = {}
         self.step_start = -1  # position of the last step-start part
         self.unwritten_steps = 0  # step-start parts pushed since the SDK last wrote the message
+        self.written = False  # whether any chunk wrote the message out
         for position, part in enumerate(self.parts):
             self._index(part, position)
         self._resume_partial_calls()
@@ -855,6 +856,7 @@ class _Accumulator:
             return
         if _writes(ctype, chunk):
             self.unwritten_steps = 0
+            self.written = True
 
     def _on_text_start(self, chunk: dict[str, Any]) -> None:
         pid = self._id(chunk)
@@ -1139,10 +1141,11 @@ class _Accumulator:
         for part, deltas in self.text_deltas.values():
             if deltas:
                 part["text"] = join_pieces([part["text"], *deltas])
-        if self.unwritten_steps:
+        if self.unwritten_steps and self.written:
             # Step-start parts no later chunk wrote out: processUIMessageStream pushes them
             # without a write, so neither readUIMessageStream nor useChat's messages (what the
-            # browser sends back) ever hold them.
+            # browser sends back) hold them. (A stream that never wrote at all is kept as it
+            # left the state: no browser message exists to follow.)
             del self.parts[-self.unwritten_steps :]
         streamed: dict[int, str] = {}
         parts = []
