@@ -93,8 +93,9 @@ _UPSERT_QUEUES = (
 # Queue names this process has seen committed: their rows exist, no need to ask again.
 _known_queues: set[str] = set()
 _STORED_MESSAGES = (
-    f"SELECT conversation_id, id, sha256, canonical_sha256, superseded FROM {_MESSAGES} "  # noqa: S608
-    "WHERE conversation_id = ANY(%s) ORDER BY conversation_id, sequence"
+    "SELECT m.conversation_id, m.id, m.sha256, m.canonical_sha256, m.superseded, e.format "  # noqa: S608
+    f"FROM {_MESSAGES} m JOIN {Exchange._meta.db_table} e ON e.id = m.exchange_id "
+    "WHERE m.conversation_id = ANY(%s) ORDER BY m.conversation_id, m.sequence"
 )
 _TOOL_NAMES = (
     f"SELECT conversation_id, call_id, tool_name FROM {Block._meta.db_table} "  # noqa: S608
@@ -176,9 +177,9 @@ def lock_conversations(
     existing = {c.pk: c for c in conversations.values() if c.pk not in created}
     if existing:
         cur.execute(_STORED_MESSAGES, [list(existing)])
-        for conversation_id, message_id, raw_hash, canonical, superseded in cur.fetchall():
+        for conversation_id, message_id, raw_hash, canonical, superseded, fmt in cur.fetchall():
             existing[conversation_id].stored(
-                message_id, (raw_hash, canonical), superseded=superseded
+                message_id, (raw_hash, canonical), fmt, superseded=superseded
             )
     return conversations
 
