@@ -65,7 +65,7 @@ def metric_value(metric: str, s: Sums) -> float:
     if metric == Metric.REWRITES:
         return s.rate("rewritten")
     if metric == Metric.LATENCY:
-        return float(s.pct("latency_hist", 95) or 0)
+        return float(s.pct("latency", 95) or 0)
     raise ValueError(f"unknown metric {metric!r}")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.db.models import JSONField, Value
 
 from .buckets import SIZE
 from .facts import FINISHES
@@ -60,6 +61,10 @@ class Rollup(models.Model):
     rewrite_edited = models.BigIntegerField(default=0)
     rewrite_reordered = models.BigIntegerField(default=0)
     rewrite_reserialised = models.BigIntegerField(default=0)
+    # DDSketch bins (``sketches.py``): the quantiles, within ``sketches.ALPHA`` of exact.
+    output_sketch = models.JSONField(default=dict, db_default=Value({}, JSONField()))
+    latency_sketch = models.JSONField(default=dict, db_default=Value({}, JSONField()))
+    tool_calls_sketch = models.JSONField(default=dict, db_default=Value({}, JSONField()))
 
     class Meta:
         app_label = "conversations"

@@ -132,15 +132,7 @@ def model_page_read(
     )
     if not groups:
         raise Http404("no such page")
-    total = Sums(
-        {}, {k: 0 for k in groups[0].sums}, {k: [0] * len(v) for k, v in groups[0].arrays.items()}
-    )
-    for g in groups:
-        for k, v in g.sums.items():
-            total.sums[k] += v
-        for k, arr in g.arrays.items():
-            for i, n in enumerate(arr):
-                total.arrays[k][i] += n
+    total = Sums.merged(groups)
     requested = sorted(
         ((g.group["requested_model"], g["exchanges"]) for g in groups), key=lambda r: -r[1]
     )
@@ -163,18 +155,18 @@ def model_page_read(
         exchanges=n,
         conversations=total["conversations"],
         output={
-            "p50": total.pct("output_hist", 50),
-            "p90": total.pct("output_hist", 90),
-            "p99": total.pct("output_hist", 99),
+            "p50": total.pct("output", 50),
+            "p90": total.pct("output", 90),
+            "p99": total.pct("output", 99),
         },
         reasoning_share=total["reasoning_tokens"] / total["output_tokens"]
         if total["output_tokens"]
         else None,
         finishes=finishes,
-        latency={"p50": total.pct("latency_hist", 50), "p95": total.pct("latency_hist", 95)},
+        latency={"p50": total.pct("latency", 50), "p95": total.pct("latency", 95)},
         cache_read_share=total["cache_read_tokens"] / inputs if inputs else None,
         tool_calls_per_turn=total["tool_calls"] / n if n else None,
-        tool_calls_p90=total.pct("tool_calls_hist", 90),
+        tool_calls_p90=total.pct("tool_calls", 90),
         price=price,
         price_per_1000=_price_per_1000(price, total),
         requested=requested,
