@@ -1,10 +1,12 @@
 # The rollups keep DDSketch bins beside their histograms (conversations/signals/sketches.py), so
-# the quantiles read from them are within a stated relative error of exact.
+# the quantiles read from them are within a stated relative error of exact; the alert rules'
+# metric choices are read from the metrics' registry.
 
 from typing import Any
 
 from django.db import migrations, models
 
+import conversations.signals.metrics
 from conversations.signals import sketches
 
 _SKETCHES = ("output_sketch", "latency_sketch", "tool_calls_sketch")
@@ -99,4 +101,10 @@ class Migration(migrations.Migration):
             field=models.JSONField(db_default=models.Value({}, models.JSONField()), default=dict),
         ),
         migrations.RunPython(backfill, migrations.RunPython.noop),
+        # The alert metrics' choices come from their registry (signals/metrics.py).
+        migrations.AlterField(
+            model_name="alertrule",
+            name="metric",
+            field=models.CharField(choices=conversations.signals.metrics.choices, max_length=30),
+        ),
     ]

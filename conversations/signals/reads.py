@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Max
 from django.http import Http404
 from django.utils import timezone
 from django.utils.safestring import SafeString
@@ -24,8 +24,8 @@ import audit
 from ..models import Conversation, Exchange
 from ..permissions import require_reader, visible_queues
 from . import charts
-from .alerts import shown
 from .facts import FINISHES
+from .metrics import behind, shown
 from .models import Alert, AlertEvent, AlertRule, ModelPrice
 from .readiness import Readiness, reasoning_readiness
 from .selectors import Sums, rollups_summed
@@ -197,26 +197,6 @@ class AlertPage:
     events: list[tuple[AlertEvent, str]]
     conversations: list[Conversation]
     audit_id: int
-
-
-def behind(rule: AlertRule, alert: Alert) -> Q:
-    """The exchanges behind an alert: in its scope and window, meeting its metric's condition."""
-    q = Q(conversation__queue=alert.queue, response_model=alert.snapshot) & (
-        Q(started_at__gte=alert.window_start)
-        | Q(started_at__isnull=True, created_at__gte=alert.window_start)
-    )
-    metric = rule.metric
-    m = AlertRule.Metric
-    condition = {
-        m.TRUNCATION: Q(truncated=True),
-        m.TOOL_CALLS: Q(tool_call_count__gt=rule.threshold),
-        m.REPEATED: Q(repeated_tool_calls__gt=0),
-        m.TOOL_ERRORS: Q(tool_errors__gt=0),
-        m.REFUSALS: Q(refusal=True),
-        m.REWRITES: ~Q(rewrite_kind=""),
-        m.LATENCY: Q(latency_ms__gt=rule.threshold),
-    }[m(metric)]
-    return q & condition
 
 
 @transaction.atomic
