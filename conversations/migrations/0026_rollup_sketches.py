@@ -41,7 +41,7 @@ def backfill(apps: Any, schema_editor: Any) -> None:
             ("tool_calls_sketch", calls or 0),
         ):
             if v is not None:
-                sketches.add(per[column], {sketches.key(v): 1})
+                sketches.count_one(per[column], v)
     for (hour, queue, requested, served), per in found.items():
         row = (
             rollup.objects.filter(
@@ -78,12 +78,6 @@ class Migration(migrations.Migration):
             $$
             """,
             "DROP FUNCTION signal_sketch_add(jsonb, jsonb)",
-        ),
-        # Sketches merged over rows (the compaction of shards: signals/rollups.py).
-        migrations.RunSQL(
-            "CREATE AGGREGATE signal_sketch_sum(jsonb) "
-            "(SFUNC = signal_sketch_add, STYPE = jsonb, INITCOND = '{}')",
-            "DROP AGGREGATE signal_sketch_sum(jsonb)",
         ),
         migrations.AddField(
             model_name="rollup",

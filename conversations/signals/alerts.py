@@ -137,14 +137,15 @@ def _move(
 
 def _evaluate(rule: AlertRule, now: datetime, result: TickResult) -> None:
     start = window_start(rule, now)
+    watched = metric(rule.metric)  # the registry's entry (metrics.py)
     groups = rollups_summed(
         since=start,
         queue=rule.queue or None,
         snapshot=rule.snapshot or None,
         group_by=("queue", "served_model"),
+        bins_of=watched.sketches,
     )
     alerts = {(a.queue, a.snapshot): a for a in Alert.objects.select_for_update().filter(rule=rule)}
-    watched = metric(rule.metric)  # the registry's entry (metrics.py)
     seen = set()
     for g in groups:
         key = (g.group["queue"], g.group["served_model"])

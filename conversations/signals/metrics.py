@@ -59,6 +59,8 @@ class AlertMetric:
     behind: Callable[[float], Q]
     words: Callable[[float], str] = share
     detail: Callable[[Sums], str] = _nothing
+    # The rollups' sketches ``value`` reads (``rollups.SKETCHES``): the tick reads no other.
+    sketches: tuple[str, ...] = ()
 
 
 def _truncation_detail(s: Sums) -> str:
@@ -122,6 +124,7 @@ _ENTRIES = (
         value=_latency_p95,
         behind=lambda threshold: Q(latency_ms__gt=threshold),
         words=milliseconds,
+        sketches=("latency_sketch",),
     ),
 )
 METRICS: dict[str, AlertMetric] = {m.name: m for m in _ENTRIES}

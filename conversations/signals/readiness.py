@@ -3,7 +3,7 @@ reasoning costs and what it buys (DESIGN section 11). ``manage.py reasoning_read
 (``--json`` for machines); ``/signals/readiness/`` shows it.
 
 - The output-token p50/p90/p99 come from the rollups' DDSketch bins (``sketches.py``), within
-  ``sketches.ALPHA`` (0.5 %) of the exact values, or exact (``percentile_disc`` over the rows)
+  ``sketches.BOUND`` (1 %) of the exact values, or exact (``percentile_disc`` over the rows)
   where the exchanges are few (``EXACT_UP_TO``); the report says which (``quantiles``,
   ``relative_error``). The histogram (the chart) comes from the rollups' fixed buckets.
 - The recommended ``max_tokens`` is sized from the tail, not the median: the p99 with
@@ -88,6 +88,13 @@ class Readiness:
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def precision(self) -> str:
+        """How the p50/p90/p99 were read, in words."""
+        if self.quantiles == "exact":
+            return "exact, from the exchanges themselves"
+        return f"within {self.relative_error * 100:g} % of exact (DDSketch)"
 
 
 class _Percentile(Aggregate):
@@ -252,7 +259,7 @@ def reasoning_readiness(
         quantiles, error, at = "exact", 0.0, _exact(rows)
     else:
         bins = total.sketches["output_sketch"]
-        quantiles, error = "sketch", sketches.ALPHA
+        quantiles, error = "sketch", sketches.BOUND
         at = {q: sketches.quantile(bins, q) for q in QUANTILES}
     p99 = at[99]
     return Readiness(

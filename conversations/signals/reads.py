@@ -23,7 +23,7 @@ import audit
 
 from ..models import Conversation, Exchange
 from ..permissions import require_reader, visible_queues
-from . import charts
+from . import charts, sketches
 from .facts import FINISHES
 from .metrics import behind, shown
 from .models import Alert, AlertEvent, AlertRule, ModelPrice
@@ -105,6 +105,8 @@ class ModelPage:
     latency_chart: SafeString
     finish_chart: SafeString
     audit_id: int
+    # How the percentiles were read (the rollups' sketches: a bounded relative error).
+    precision: str = f"within {sketches.BOUND * 100:g} % of exact (DDSketch)"
 
 
 def _price_per_1000(price: ModelPrice | None, s: Sums) -> float | None:

@@ -135,15 +135,6 @@ class Delta:
             sketches.add(self.sketches[k], bins, sign)
 
 
-def _count(bins: Bins, value: int, sign: int) -> None:
-    k = sketches.key(value)
-    n = bins.get(k, 0) + sign
-    if n:
-        bins[k] = n
-    else:
-        del bins[k]
-
-
 def hour_of(moment: datetime) -> datetime:
     return moment.replace(minute=0, second=0, microsecond=0)
 
@@ -194,7 +185,7 @@ def contribute(d: Delta, row: Mapping[str, Any], sign: int = 1) -> None:
     if output is not None:
         s["output_tokens"] += sign * output
         a["output_hist"][buckets.bucket(output)] += sign
-        _count(sk["output_sketch"], output, sign)
+        sketches.count_one(sk["output_sketch"], output, sign)
     if reasoning is not None:
         s["reasoning_tokens"] += sign * reasoning
         a["reasoning_hist"][buckets.bucket(reasoning)] += sign
@@ -202,11 +193,11 @@ def contribute(d: Delta, row: Mapping[str, Any], sign: int = 1) -> None:
             s["with_reasoning"] += sign
     if row["latency_ms"] is not None:
         a["latency_hist"][buckets.bucket(row["latency_ms"])] += sign
-        _count(sk["latency_sketch"], row["latency_ms"], sign)
+        sketches.count_one(sk["latency_sketch"], row["latency_ms"], sign)
     calls = row["tool_call_count"] or 0
     s["tool_calls"] += sign * calls
     a["tool_calls_hist"][buckets.bucket(calls)] += sign
-    _count(sk["tool_calls_sketch"], calls, sign)
+    sketches.count_one(sk["tool_calls_sketch"], calls, sign)
     if row["repeated_tool_calls"]:
         s["repeated_tool_calls"] += sign * row["repeated_tool_calls"]
         s["looping"] += sign
@@ -309,30 +300,36 @@ def rollups_rebuild() -> int:
             last = chunk[-1]["pk"]
 
 
-# The keys to merge found first (cheap), then only their rows summed.
+# The keys to merge found first (cheap), then only their rows summed; the sketches' bins in one
+# pass of their own (an aggregate merging jsonb row by row costs several times more).
+_COMPACT_KEYS = (
+    f" FROM {_TABLE} r JOIN (SELECT hour, queue, requested_model, served_model FROM {_TABLE} "  # noqa: S608
+    "WHERE hour >= %s AND hour < %s GROUP BY 1, 2, 3, 4 HAVING count(*) > 1 OR min(shard) > 0) k "
+    "USING (hour, queue, requested_model, served_model) "
+)
 _COMPACT_SELECT = (
-    "SELECT r.hour, r.queue, r.requested_model, r.served_model, "  # noqa: S608
+    "SELECT r.hour, r.queue, r.requested_model, r.served_model, "
     + ", ".join(f"sum(r.{c})" for c in SUMS)
     + ", "
     + ", ".join(f"signal_sum(r.{c})" for c in ARRAYS)
-    + ", "
-    + ", ".join(f"signal_sketch_sum(r.{c})" for c in SKETCHES)
-    + f" FROM {_TABLE} r JOIN (SELECT hour, queue, requested_model, served_model FROM {_TABLE} "  # noqa: S608
-    "WHERE hour >= %s AND hour < %s GROUP BY 1, 2, 3, 4 HAVING count(*) > 1 OR min(shard) > 0) k "
-    "USING (hour, queue, requested_model, served_model) "
-    "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
+    + _COMPACT_KEYS
+    + "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
+)
+_COMPACT_BINS = (
+    "SELECT r.hour, r.queue, r.requested_model, r.served_model, b.c, b.key, sum(b.value::bigint)"  # noqa: S608
+    + _COMPACT_KEYS
+    + ", LATERAL ("
+    + " UNION ALL ".join(
+        f"SELECT {n} AS c, key, value FROM jsonb_each_text(r.{c})"  # noqa: S608
+        for n, c in enumerate(SKETCHES)
+    )
+    + ") b GROUP BY 1, 2, 3, 4, 5, 6"
 )
 _COMPACT_DELETE = (
     f"DELETE FROM {_TABLE} WHERE hour >= %s AND hour < %s "  # noqa: S608
     "AND (hour, queue, requested_model, served_model) IN "
     "(SELECT * FROM unnest(%s::timestamptz[], %s::text[], %s::text[], %s::text[]))"
 )
-
-
-def _bins(v: Any) -> Bins:
-    """A sketch column as read (psycopg decodes jsonb; a plain cursor may hand over text)."""
-    found = json.loads(v) if isinstance(v, str | bytes) else v
-    return {str(k): int(n) for k, n in (found or {}).items() if int(n)}
 
 
 @transaction.atomic
@@ -346,6 +343,12 @@ def rollups_compact(*, before: datetime, after: datetime) -> int:
         merged = cur.fetchall()
         if not merged:
             return 0
+        cur.execute(_COMPACT_BINS, [after, before])
+        bins: dict[tuple[Any, ...], dict[str, Bins]] = {}
+        for *key, column, k, n in cur.fetchall():
+            if n:
+                per = bins.setdefault(tuple(key), {c: {} for c in SKETCHES})
+                per[SKETCHES[column]][k] = int(n)
         keys = [tuple(r[:4]) for r in merged]
         cur.execute(
             _COMPACT_DELETE, [after, before, *(list(col) for col in zip(*keys, strict=True))]
@@ -354,10 +357,8 @@ def rollups_compact(*, before: datetime, after: datetime) -> int:
         for r in merged:
             d = Delta()
             d.sums = {c: int(v or 0) for c, v in zip(SUMS, r[4 : 4 + len(SUMS)], strict=True)}
-            arrays = r[4 + len(SUMS) : 4 + len(SUMS) + len(ARRAYS)]
-            d.arrays = {c: list(v) for c, v in zip(ARRAYS, arrays, strict=True)}
-            found = r[4 + len(SUMS) + len(ARRAYS) :]
-            d.sketches = {c: _bins(v) for c, v in zip(SKETCHES, found, strict=True)}
+            d.arrays = {c: list(v) for c, v in zip(ARRAYS, r[4 + len(SUMS) :], strict=True)}
+            d.sketches = bins.get(tuple(r[:4]), {c: {} for c in SKETCHES})
             deltas[(r[0], r[1], r[2], r[3], 0)] = d
         _apply(cur, deltas)
     return len(merged)

@@ -36,7 +36,7 @@ class Sums:
 
     def pct(self, name: str, q: float) -> int | None:
         """The q-th percentile of ``name`` (output, latency, tool_calls): from its sketch,
-        within ``sketches.ALPHA`` of exact."""
+        within ``sketches.BOUND`` of exact."""
         return sketches.quantile(self.sketches[f"{name}_sketch"], q)
 
     @classmethod
@@ -67,9 +67,12 @@ def rollups_summed(
     snapshot: str | None = None,
     requested: str | None = None,
     group_by: tuple[str, ...] = (),
+    bins_of: tuple[str, ...] = SKETCHES,
 ) -> list[Sums]:
-    """The rollups matching the filters, summed per group (``group_by`` of ``_GROUPS``)."""
-    assert set(group_by) <= _GROUPS
+    """The rollups matching the filters, summed per group (``group_by`` of ``_GROUPS``); the
+    sketches ``bins_of`` names are read (the others left empty: an alert on a share reads
+    none)."""
+    assert set(group_by) <= _GROUPS and set(bins_of) <= set(SKETCHES)
     filters: tuple[tuple[str, Any], ...] = (
         ("hour >= %s", since),
         ("hour < %s", until),
@@ -99,8 +102,8 @@ def rollups_summed(
         f"SELECT {keys + ', ' if keys else ''}b.c, b.key, sum(b.value::bigint) "  # noqa: S608
         f"FROM {_TABLE}, LATERAL ("
         + " UNION ALL ".join(
-            f"SELECT {n} AS c, key, value FROM jsonb_each_text({c})"  # noqa: S608
-            for n, c in enumerate(SKETCHES)
+            f"SELECT {SKETCHES.index(c)} AS c, key, value FROM jsonb_each_text({c})"  # noqa: S608
+            for c in bins_of
         )
         + f") b WHERE {where_sql} GROUP BY {keys + ', ' if keys else ''}b.c, b.key"
     )
@@ -109,8 +112,10 @@ def rollups_summed(
         rows = cur.fetchall()
         cur.execute(arrays_sql, params)
         cells = cur.fetchall()
-        cur.execute(bins_sql, params)
-        found = cur.fetchall()
+        found = []
+        if bins_of:
+            cur.execute(bins_sql, params)
+            found = cur.fetchall()
     n = len(group_by)
     arrays: dict[tuple[Any, ...], dict[str, list[int]]] = {}
     for cell in cells:

@@ -5,7 +5,9 @@ A sketch counts values in the bins of DDSketch's logarithmic mapping (the ``ddsk
 ``gamma = (1 + ALPHA) / (1 - ALPHA)``, and its representative value is within ``ALPHA`` of every
 value it holds. So a quantile read from a sketch is within ``ALPHA`` (0.5 %) of the exact one of
 the same rank, however many values were counted, where fixed buckets (``buckets.py``) are off by
-up to a bucket's width.
+up to a bucket's width. Reported as a whole number (tokens, milliseconds), it is within ``BOUND``
+(1 %): ``ALPHA`` plus half a unit, which is at most another ``ALPHA`` from 100 up; below 100 a
+bin holds one whole number, so the quantile is exact.
 
 A sketch is mergeable: it is only counts per bin, so two sketches add bin by bin (the rollups'
 upsert does it in PostgreSQL: ``signal_sketch_add``; readers sum the bins of every shard and
@@ -22,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from ddsketch.mapping import LogarithmicMapping
 
 ALPHA = 0.005
+BOUND = 2 * ALPHA  # the relative error of a quantile reported as a whole number
 ZERO = "z"
 _MAPPING = LogarithmicMapping(ALPHA)
 
@@ -53,6 +56,16 @@ def add(into: Bins, other: Mapping[str, int], sign: int = 1) -> None:
             into.pop(k, None)
 
 
+def count_one(into: Bins, value: int, sign: int = 1) -> None:
+    """Count one value in (``sign`` -1: out of) ``into``, in place."""
+    k = key(value)
+    n = into.get(k, 0) + sign
+    if n:
+        into[k] = n
+    else:
+        del into[k]
+
+
 def of(values: Iterable[int | float]) -> Bins:
     """The sketch of some values."""
     out: Bins = {}
@@ -69,7 +82,7 @@ def _order(bin_key: str) -> float:
 def quantile(bins: Mapping[str, int], q: float) -> int | None:
     """The q-th percentile (0 < q <= 100) of the values counted, nearest rank (the rank
     ``buckets.exact_percentile`` reads), as the whole number nearest the bin's representative
-    value: within ``ALPHA`` of the exact value (exact below 100, where a bin is narrower than
+    value: within ``BOUND`` of the exact value (exact below 100, where a bin is narrower than
     one). None for an empty sketch."""
     total = sum(n for n in bins.values() if n > 0)
     if total <= 0:

@@ -144,7 +144,7 @@ def test_each_metric_value_words_and_the_exchanges_behind_it(name: str) -> None:
     )
     assert group["exchanges"] == N
     value = METRICS[name].value(group)
-    assert math.isclose(value, expected, rel_tol=sketches.ALPHA), (name, value, expected)
+    assert math.isclose(value, expected, rel_tol=sketches.BOUND), (name, value, expected)
     assert shown(name, value) == words
 
 
@@ -180,7 +180,7 @@ def test_the_tick_fires_each_metric_above_its_threshold_and_not_below() -> None:
     }
     assert set(firing) == {f"{name} above" for name in CASES}
     for name, (expected, *_rest) in CASES.items():
-        assert math.isclose(firing[f"{name} above"].value, expected, rel_tol=sketches.ALPHA)
+        assert math.isclose(firing[f"{name} above"].value, expected, rel_tol=sketches.BOUND)
     # Out of scope, the worst exchanges are each alone in their group: below the volume.
     assert not Alert.objects.filter(rule__name__endswith="below").exists()
     assert not Alert.objects.exclude(queue="billing", snapshot=SNAPSHOT).exists()

@@ -102,7 +102,8 @@ def test_the_reports_quantiles_are_within_one_percent_of_exact() -> None:
     outputs, latencies = generate()
     report = reasoning_readiness(model=ALIAS)
     assert report.exchanges == EXCHANGES > EXACT_UP_TO
-    assert (report.quantiles, report.relative_error) == ("sketch", sketches.ALPHA)
+    assert (report.quantiles, report.relative_error) == ("sketch", sketches.BOUND)
+    assert report.precision == "within 1 % of exact (DDSketch)"
     for q, found in ((50, report.p50), (90, report.p90), (99, report.p99)):
         exact = nearest_rank(outputs, q)
         assert found is not None

@@ -100,3 +100,5 @@ def test_text_output() -> None:
     call_command("reasoning_readiness", stdout=out)
     text_out = out.getvalue()
     assert "recommended max_tokens" in text_out and "WARNING" in text_out
+    # 200 exchanges: read exactly, and the report says so.
+    assert "(exact, from the exchanges themselves)" in text_out
