@@ -18,7 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
+from django.db.models import QuerySet
 from django.views.decorators.debug import sensitive_variables
 
 from ..keystore.keys import KeyDestroyed, data_keys_for, decrypt_message
@@ -28,6 +30,7 @@ from ..projection.redaction import redact
 from .reasoning import Trace, TraceKind, Withheld, reasoning_of
 
 KINDS = ("raw", "summary", "encrypted", "redacted")
+Ids = Sequence[int] | QuerySet[Any]
 
 
 def kind_of(trace: Trace) -> str:
@@ -57,12 +60,11 @@ def _keys(ids: set[int]) -> dict[int, bytes]:
 
 
 @sensitive_variables()
-def _traces(conversation_ids: Sequence[int], *, with_text: bool) -> list[HeldTrace]:
+def _traces(conversation_ids: Ids, *, with_text: bool) -> list[HeldTrace]:
     """Decrypt the current messages that carry a NEVER block (one query for them, one for their
-    keys) and read their reasoning."""
-    ids = list(conversation_ids)
-    if not ids:
-        return []
+    keys) and read their reasoning. ``conversation_ids``: ids, or a queryset of them (a
+    subquery: one parameter however many)."""
+    ids = conversation_ids if isinstance(conversation_ids, QuerySet) else list(conversation_ids)
     carrying = Block.objects.filter(conversation_id__in=ids, block_class=Block.Class.NEVER).values(
         "message_id"
     )
@@ -89,12 +91,12 @@ def _traces(conversation_ids: Sequence[int], *, with_text: bool) -> list[HeldTra
     return out
 
 
-def reasoning_held(conversation_ids: Sequence[int]) -> list[HeldTrace]:
+def reasoning_held(conversation_ids: Ids) -> list[HeldTrace]:
     """Every piece of reasoning the conversations hold, by kind and size, without its text."""
     return _traces(conversation_ids, with_text=False)
 
 
-def reasoning_texts(conversation_ids: Sequence[int]) -> list[HeldTrace]:
+def reasoning_texts(conversation_ids: Ids) -> list[HeldTrace]:
     """The same with the text, redacted. Only for a subject access package that compliance asked
     for with a purpose, recorded by the caller in the audit row of the same read."""
     return _traces(conversation_ids, with_text=True)

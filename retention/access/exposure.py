@@ -29,6 +29,8 @@ from conversations.models import (
 from conversations.permissions import ADMIN_GROUP, READER_GROUPS, SEE_QUEUE
 from conversations.reviews import review_grants_live
 
+from .covered import Covered
+
 # The audit codes that are a read of the data, in words.
 READS: dict[str, str] = {
     "conversation.viewed": "opened a page of it",
@@ -78,18 +80,25 @@ class Grant:
     members: int | None = None  # a group: its active members
 
 
-def _audit_rows(ids: Sequence[int], subject_hash: str) -> Any:
-    named = Q(conversation_id__in=list(ids)) if ids else Q(pk__in=[])
+def _named(live: Covered, past: Sequence[int]) -> Q:
+    named = Q(conversation_id__in=live.q) if live else Q(pk__in=[])
+    if past:
+        named |= Q(conversation_id__in=list(past))
+    return named
+
+
+def _audit_rows(live: Covered, past: Sequence[int], subject_hash: str) -> Any:
+    named = _named(live, past)
     if subject_hash:
         named |= Q(subject_hash=subject_hash)
     return AuditEvent.objects.filter(named)
 
 
-def audit_reads(ids: Sequence[int], subject_hash: str) -> tuple[list[ReadRow], int]:
+def audit_reads(live: Covered, past: Sequence[int], subject_hash: str) -> tuple[list[ReadRow], int]:
     """The reads, grouped by who and what, with the first and last time; and how many rows of
     the log name these conversations or this customer at all. One query."""
     grouped = (
-        _audit_rows(ids, subject_hash)
+        _audit_rows(live, past, subject_hash)
         .order_by()
         .values("actor_label", "code", page=KT("details__page"))
         .annotate(n=Count("id"), first=Min("at"), last=Max("at"))
@@ -107,13 +116,11 @@ def audit_reads(ids: Sequence[int], subject_hash: str) -> tuple[list[ReadRow], i
     return rows, total
 
 
-def audit_reviews(ids: Sequence[int]) -> list[ReviewRow]:
+def audit_reviews(live: Covered, past: Sequence[int]) -> list[ReviewRow]:
     """Every reasoning review, with its stated purpose. One query."""
-    if not ids:
+    if not live and not past:
         return []
-    rows = AuditEvent.objects.filter(code="review.read", conversation_id__in=list(ids)).order_by(
-        "-id"
-    )
+    rows = AuditEvent.objects.filter(_named(live, past), code="review.read").order_by("-id")
     out = []
     for e in rows.values("actor_label", "at", "conversation_id", "details"):
         purpose = e["details"].get("purpose") or {}
@@ -132,12 +139,12 @@ def audit_reviews(ids: Sequence[int]) -> list[ReviewRow]:
     return out
 
 
-def exports_made(ids: Sequence[int]) -> list[LeftRow]:
+def exports_made(live: Covered, past: Sequence[int]) -> list[LeftRow]:
     """Every export (the page's download and the command), from the audit log. One query."""
-    if not ids:
+    if not live and not past:
         return []
     rows = AuditEvent.objects.filter(
-        code="conversation.viewed", conversation_id__in=list(ids), details__page="export"
+        _named(live, past), code="conversation.viewed", details__page="export"
     ).order_by("-id")
     return [
         LeftRow("export", e["conversation_id"], e["actor_label"], e["at"], e["format"] or "")
@@ -145,12 +152,12 @@ def exports_made(ids: Sequence[int]) -> list[LeftRow]:
     ]
 
 
-def share_links(ids: Sequence[int], now: datetime) -> list[LeftRow]:
+def share_links(ids: Covered, now: datetime) -> list[LeftRow]:
     """Every share link, with its state now. One query."""
     if not ids:
         return []
     links = (
-        ShareLink.objects.filter(conversation_id__in=list(ids))
+        ShareLink.objects.filter(conversation_id__in=ids.q)
         .select_related("created_by")
         .order_by("-created_at")
     )
@@ -169,7 +176,7 @@ def share_links(ids: Sequence[int], now: datetime) -> list[LeftRow]:
     ]
 
 
-def could_read(ids: Sequence[int], queues: Iterable[str], links: list[LeftRow]) -> list[Grant]:
+def could_read(ids: Covered, queues: Iterable[str], links: list[LeftRow]) -> list[Grant]:
     """Who could read them now: every active admin, the readers (agents, reviewers) granted one
     of their queues directly or through a group, the live review grants, the live share links.
     Compliance staff read this report and the audit log, not the transcripts. Four queries."""
@@ -214,7 +221,7 @@ def could_read(ids: Sequence[int], queues: Iterable[str], links: list[LeftRow]) 
     )
     grants = (
         review_grants_live(now=now)
-        .filter(conversation_id__in=list(ids))
+        .filter(conversation_id__in=ids.q)
         .select_related("reviewer")
         .order_by("expires_at")
     )

@@ -17,15 +17,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.contrib.contenttypes.models import ContentType
 from django.db import connection
+from django.db.models import CharField, QuerySet
+from django.db.models.functions import Cast
+from guardian.models import GroupObjectPermission, UserObjectPermission
 
 from conversations.live import state as live_state
-from conversations.models import Block, Message
+from conversations.models import Block, Conversation, Message
 from conversations.projection.classes import CLASSES
 from conversations.reviews.held import KINDS, reasoning_held
 
-from .. import stores
-from ..services.requests import preview_counts
+from .. import registry, stores
+from .covered import Covered
 
 
 @dataclass(frozen=True)
@@ -81,6 +85,42 @@ def _sql(query: str, ids: Sequence[int]) -> list[tuple[Any, ...]]:
         return list(cur.fetchall())
 
 
+def _registry_filter(entry: registry.Entry, ids: Covered) -> QuerySet[Any] | None:
+    """The registry entry's rows, filtered by the covered subquery: the conversation itself, a
+    foreign key to it, a ``conversation_id`` column, or guardian's generic object key. None for
+    a shape not known here (then the registry's own function counts it, with the ids)."""
+    model = entry.model
+    manager = model._default_manager.using(entry.rows([0]).db)
+    if model is Conversation:
+        return manager.filter(pk__in=ids.q)
+    if model in (UserObjectPermission, GroupObjectPermission):
+        ct = ContentType.objects.get_for_model(Conversation)
+        pks = Conversation.objects.filter(pk__in=ids.q).annotate(
+            text=Cast("pk", output_field=CharField())
+        )
+        return manager.filter(content_type=ct, object_pk__in=pks.values("text"))
+    for f in model._meta.concrete_fields:
+        if getattr(f, "related_model", None) is Conversation:
+            return manager.filter(**{f"{f.name}__in": ids.q})
+    if any(f.name == "conversation_id" for f in model._meta.concrete_fields):
+        return manager.filter(conversation_id__in=ids.q)
+    return None
+
+
+def registry_counts(ids: Covered) -> dict[str, int]:
+    """Rows per registered model (what an erasure would remove), one count each."""
+    counts: dict[str, int] = {}
+    if not ids:
+        return counts
+    for entry in registry.ALL:
+        if entry is registry.KEYS:  # another database: no subquery across
+            counts[entry.label] = entry.rows(ids.ids).count()
+            continue
+        rows = _registry_filter(entry, ids)
+        counts[entry.label] = (rows if rows is not None else entry.rows(ids.ids)).count()
+    return counts
+
+
 def _redis(ids: Sequence[int]) -> dict[str, int]:
     """What Redis holds of their live streams: one pipelined round trip, whatever their number."""
     if not ids:
@@ -102,12 +142,13 @@ def _redis(ids: Sequence[int]) -> dict[str, int]:
 
 
 def stores_of(
-    ids: Sequence[int], *, exports: int, audit_rows: int, backups_until: str
+    covered: Covered, *, exports: int, audit_rows: int, backups_until: str
 ) -> list[Store]:
     """Every store holding these conversations' data, counted. ``exports``: copies made (from
     the audit log); ``audit_rows``: rows of the log naming them; ``backups_until``: the backup
     horizon in words."""
-    counts = preview_counts(ids) if ids else {}
+    ids = covered.ids
+    counts = registry_counts(covered)
     visible, tools, never, redacted, unknown, indexed_text, indexed_fields, dropped = (
         _sql(_BLOCKS, ids)[0] if ids else (0,) * 8
     )
@@ -197,12 +238,12 @@ def stores_of(
     return out
 
 
-def reasoning_of_conversations(ids: Sequence[int], stored: list[Store]) -> Reasoning:
+def reasoning_of_conversations(covered: Covered, stored: list[Store]) -> Reasoning:
     blocks = next((s for s in stored if s.key == "conversations.block"), None)
     detail = blocks.detail if blocks is not None else {}
     by_kind = dict.fromkeys(KINDS, 0)
     sizes = dict.fromkeys(KINDS, 0)
-    for trace in reasoning_held(ids):
+    for trace in reasoning_held(covered.q) if covered else []:
         by_kind[trace.kind] += 1
         sizes[trace.kind] += trace.bytes
     return Reasoning(

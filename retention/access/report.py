@@ -22,6 +22,7 @@ from conversations.selectors import conversation_page
 from conversations.sharing.notes import note_templates
 from conversations.sharing.transcript import Transcript, transcript_of
 
+from .covered import covered_customer, covered_ids, covered_union
 from .exposure import (
     Grant,
     LeftRow,
@@ -106,8 +107,8 @@ def _conversations(customer: str, conversation: str | None) -> list[Conversation
     qs = Conversation.objects.filter(customer_external_id=customer)
     if conversation is not None:
         named = qs.filter(external_id=conversation)
-        if conversation.isdigit() and len(conversation) < 19:
-            named = qs.filter(external_id=conversation) | qs.filter(pk=int(conversation))
+        if conversation.isdigit() and len(conversation) < 19 and not named.exists():
+            named = qs.filter(pk=int(conversation))  # the internal id, as the pages show it
         qs = named
     rows = list(
         qs.only(
@@ -133,15 +134,16 @@ def _build(
     now = timezone.now()
     ids = [c.pk for c in rows]
     customer_scope = conversation is None
+    covered = covered_customer(customer, ids) if customer_scope else covered_ids(ids)
     subject_hash = subject_hash_of(customer)
-    erasure = erasure_of(rows, subject_hash=subject_hash, customer_scope=customer_scope)
+    erasure = erasure_of(rows, covered, subject_hash=subject_hash, customer_scope=customer_scope)
     # Who read it: also the conversations erased already (the log keeps their internal ids).
-    named = sorted({*ids, *erasure.past_conversation_ids})
-    reads, audit_rows = audit_reads(named, subject_hash if customer_scope else "")
-    exports = exports_made(named)
-    links = share_links(ids, now)
+    _, past = covered_union(covered, erasure.past_conversation_ids)
+    reads, audit_rows = audit_reads(covered, past, subject_hash if customer_scope else "")
+    exports = exports_made(covered, past)
+    links = share_links(covered, now)
     horizon = erasure.backup_horizon.isoformat() if erasure.backup_horizon else "(held: no date)"
-    stores = stores_of(ids, exports=len(exports), audit_rows=audit_rows, backups_until=horizon)
+    stores = stores_of(covered, exports=len(exports), audit_rows=audit_rows, backups_until=horizon)
     return Report(
         customer=customer,
         conversation=rows[0].external_id if conversation is not None else None,
@@ -161,10 +163,10 @@ def _build(
             for c in rows
         ],
         stores=stores,
-        reasoning=reasoning_of_conversations(ids, stores),
+        reasoning=reasoning_of_conversations(covered, stores),
         reads=reads,
-        reviews=audit_reviews(named),
-        could_read=could_read(ids, {c.queue for c in rows}, links),
+        reviews=audit_reviews(covered, past),
+        could_read=could_read(covered, {c.queue for c in rows}, links),
         left=sorted([*exports, *links], key=lambda r: r.at, reverse=True),
         erasure=erasure,
     )

@@ -20,8 +20,8 @@ import audit
 
 from ..backups import backup_horizon
 from ..models import DeletionRequest, LegalHold, RetentionClass, Tombstone
-from ..selectors import active_holds_covering
 from ..services.tombstones import conversation_hash
+from .covered import Covered
 
 _OPEN = (
     DeletionRequest.Status.PENDING,
@@ -96,25 +96,34 @@ def _requests(ids: Sequence[int], subject_hash: str) -> list[DeletionRequest]:
     )
 
 
-def erasure_of(conversations: Sequence[Any], *, subject_hash: str, customer_scope: bool) -> Erasure:
+def _holds(covered: Covered, subject_hash: str, queues: set[str]) -> list[LegalHold]:
+    """The active holds covering them (``selectors.active_holds_covering``, with the covered
+    subquery instead of a list of ids). One query."""
+    covers = Q(scope=LegalHold.Scope.CONVERSATION, conversation_id__in=covered.q)
+    if subject_hash:
+        covers |= Q(scope=LegalHold.Scope.SUBJECT, subject_hash=subject_hash)
+    if queues:
+        covers |= Q(scope=LegalHold.Scope.QUEUE, queue__in=sorted(queues))
+    return list(LegalHold.objects.filter(covers, released_at__isnull=True).order_by("pk"))
+
+
+def erasure_of(
+    conversations: Sequence[Any], covered: Covered, *, subject_hash: str, customer_scope: bool
+) -> Erasure:
     """``conversations``: rows with ``pk``, ``queue``, ``last_activity_at`` and
-    ``external_id``. Four queries whatever their number."""
-    ids = [c.pk for c in conversations]
+    ``external_id``; ``covered``: the same as a subquery. Five queries whatever their number."""
+    ids = covered.ids
     queues = {c.queue for c in conversations if c.queue}
     classes = list(
         RetentionClass.objects.filter(
-            Q(conversation_id__in=ids) | Q(queue__in=sorted(queues))
+            Q(conversation_id__in=covered.q) | Q(queue__in=sorted(queues))
         ).values_list("conversation_id", "queue", "days")
         if ids
         else []
     )
     own = {cid: days for cid, queue, days in classes if cid is not None}
     per_queue = {queue: days for cid, queue, days in classes if queue}
-    holds = active_holds_covering(
-        subject_hashes={subject_hash} if subject_hash and customer_scope else set(),
-        conversation_ids=set(ids),
-        queues=queues,
-    )
+    holds = _holds(covered, subject_hash if customer_scope else "", queues)
     planned: list[Planned] = []
     for c in conversations:
         if c.pk in own:
@@ -149,10 +158,13 @@ def erasure_of(conversations: Sequence[Any], *, subject_hash: str, customer_scop
                     receipt.backup_horizon,
                 )
             )
-    hashes = [conversation_hash(c.external_id) for c in conversations]
-    named = Q(kind=Tombstone.Kind.CONVERSATION, key_hash__in=hashes)
-    if subject_hash and customer_scope:
-        named |= Q(kind=Tombstone.Kind.CUSTOMER, key_hash=subject_hash)
+    # The customer's tombstone, or the one conversation's. (An erased conversation's tombstone
+    # is a keyed hash of an id erased with it: the receipts count those conversations.)
+    if customer_scope:
+        named = Q(kind=Tombstone.Kind.CUSTOMER, key_hash=subject_hash)
+    else:
+        hashes = [conversation_hash(c.external_id) for c in conversations]
+        named = Q(kind=Tombstone.Kind.CONVERSATION, key_hash__in=hashes)
     tombstones = {str(kind): 0 for kind in Tombstone.Kind.values}
     for kind in Tombstone.objects.filter(named).values_list("kind", flat=True):
         tombstones[kind] += 1
