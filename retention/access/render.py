@@ -74,7 +74,7 @@ def render_md(report: Report) -> str:
             for s in r.stores
         ],
     )
-    g = r.reasoning
+    g = r.reasoning_held
     out += [
         "## Reasoning held (never its text)",
         "",

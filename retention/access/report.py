@@ -71,7 +71,7 @@ class Report:
     purpose: str
     conversations: list[ConversationRow]
     stores: list[Store]
-    reasoning: Reasoning
+    reasoning_held: Reasoning
     reads: list[ReadRow]
     reviews: list[ReviewRow]
     could_read: list[Grant]
@@ -163,7 +163,7 @@ def _build(
             for c in rows
         ],
         stores=stores,
-        reasoning=reasoning_of_conversations(covered, stores),
+        reasoning_held=reasoning_of_conversations(covered, stores),
         reads=reads,
         reviews=audit_reviews(covered, past),
         could_read=could_read(covered, {c.queue for c in rows}, links),

@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
+from django.contrib.postgres.expressions import ArraySubquery
+from django.db.models import Q, QuerySet
 
 import audit
 
@@ -87,8 +88,10 @@ class Erasure:
     past_conversation_ids: list[int]  # internal ids of conversations erased by a request
 
 
-def _requests(ids: Sequence[int], subject_hash: str) -> list[DeletionRequest]:
-    named = Q(conversation_ids__overlap=list(ids)) if ids else Q(pk__in=[])
+def _requests(covered: Covered, subject_hash: str) -> list[DeletionRequest]:
+    # ``conversation_ids && ARRAY(subquery)``: one parameter, not an ARRAY[...] of every id.
+    ids = ArraySubquery(covered.q) if isinstance(covered.q, QuerySet) else list(covered.q)
+    named = Q(conversation_ids__overlap=ids) if covered else Q(pk__in=[])
     if subject_hash:
         named |= Q(subject_hash=subject_hash)
     return list(
@@ -141,7 +144,7 @@ def erasure_of(
             or (h.scope == LegalHold.Scope.QUEUE and h.queue == c.queue)
         ]
         planned.append(Planned(c.pk, days, source, erase_on, backup_horizon(erase_on), held))
-    requests = _requests(ids, subject_hash if customer_scope else "")
+    requests = _requests(covered, subject_hash if customer_scope else "")
     receipts = []
     past: set[int] = set()
     for r in requests:

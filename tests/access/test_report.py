@@ -91,9 +91,9 @@ def test_every_number_of_the_report_is_the_databases(subject: Subject) -> None:
     assert _store(report, "rollups").rows == 3  # one exchange each
 
     # Reasoning: one thinking block per conversation, measured, never its text.
-    assert report.reasoning.never_blocks == 3
-    assert report.reasoning.by_kind == {"raw": 3, "summary": 0, "encrypted": 0, "redacted": 0}
-    assert report.reasoning.bytes_by_kind["raw"] == 3 * len(REASONING_MARKER.encode())
+    assert report.reasoning_held.never_blocks == 3
+    assert report.reasoning_held.by_kind == {"raw": 3, "summary": 0, "encrypted": 0, "redacted": 0}
+    assert report.reasoning_held.bytes_by_kind["raw"] == 3 * len(REASONING_MARKER.encode())
 
     # Who read it: the two exports, the review (with its purpose), the link's opening.
     exports = AuditEvent.objects.filter(
@@ -191,7 +191,7 @@ def test_after_the_clocks_erasure_only_the_receipt_and_tombstones_remain(
         assert _store(after, entry.label).rows == 0, entry.label
     for key in ("search", "redis", "rollups"):
         assert _store(after, key).rows == 0, key
-    assert after.reasoning.never_blocks == 0 and sum(after.reasoning.by_kind.values()) == 0
+    assert after.reasoning_held.never_blocks == 0 and sum(after.reasoning_held.by_kind.values()) == 0
     # Copies made before stay where they went: the exports are still listed; no link is left.
     assert {(x.kind, x.state) for x in after.left} == {("export", "md"), ("export", "json")}
     assert after.could_read == []
