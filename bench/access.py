@@ -66,9 +66,7 @@ def _report_once() -> tuple[float, int, Any]:
 
     with CaptureQueriesContext(connection) as captured:
         started = time.perf_counter()
-        result = subject_access_read(
-            user=None, customer=CUSTOMER, purpose="bench", fmt="json"
-        )
+        result = subject_access_read(user=None, customer=CUSTOMER, purpose="bench", fmt="json")
         render_json(result)
         seconds = time.perf_counter() - started
     return seconds, len(captured), result
