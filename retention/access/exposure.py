@@ -24,6 +24,7 @@ from audit.models import AuditEvent
 from conversations.models import (
     QueueGroupObjectPermission,
     QueueUserObjectPermission,
+    ServiceToken,
     ShareLink,
 )
 from conversations.permissions import ADMIN_GROUP, READER_GROUPS, SEE_QUEUE
@@ -179,7 +180,7 @@ def share_links(ids: Covered, now: datetime) -> list[LeftRow]:
 def could_read(ids: Covered, queues: Iterable[str], links: list[LeftRow]) -> list[Grant]:
     """Who could read them now: every active admin, the readers (agents, reviewers) granted one
     of their queues directly or through a group, the live review grants, the live share links.
-    Compliance staff read this report and the audit log, not the transcripts. Four queries."""
+    Compliance staff read this report and the audit log, not the transcripts. Five queries."""
     if not ids:
         return []
     names = sorted(set(queues))
@@ -232,6 +233,16 @@ def could_read(ids: Covered, queues: Iterable[str], links: list[LeftRow]) -> lis
             g.expires_at,
         )
         for g in grants
+    )
+    # The chat backend's tokens replay any conversation byte for byte, reasoning included (the
+    # provider needs it back): machines, but the widest readers of all. Their replays are not in
+    # the audit log (machine reads), so they are named here.
+    tokens = ServiceToken.objects.filter(
+        scope=ServiceToken.Scope.INGEST, revoked_at__isnull=True
+    ).order_by("name")
+    out.extend(
+        Grant(f"service-token:{name}", "ingest token: replays every conversation verbatim")
+        for name in tokens.values_list("name", flat=True)
     )
     out.extend(
         Grant(

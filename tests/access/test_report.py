@@ -12,6 +12,7 @@ from audit.hashing import subject_hash
 from audit.models import AuditEvent
 from conversations.live import state as live_state
 from conversations.models import Block, Conversation, Message, ReviewGrant, ShareLink
+from conversations.services import service_token_create, service_token_revoke
 from retention import registry
 from retention.access import subject_access_read
 from retention.backups import backup_horizon
@@ -41,6 +42,9 @@ def _store(report: Any, key: str) -> Any:
 
 
 def test_every_number_of_the_report_is_the_databases(subject: Subject) -> None:
+    service_token_create(name="chat-backend")
+    revoked, _ = service_token_create(name="retired")
+    service_token_revoke(token=revoked)
     ids = sorted(c.pk for c in subject.conversations)
     # Redis: a live stream's event log (two events) and an open exchange of the first one.
     r = live_state.client()
@@ -132,6 +136,10 @@ def test_every_number_of_the_report_is_the_databases(subject: Subject) -> None:
     assert ("agent", "queue billing") in could and ("shipper", "queue shipping") in could
     assert ("reviewer", "queue billing") in could
     assert not any(who == "stranger" for who, _ in could)
+    assert (
+        "service-token:chat-backend",
+        "ingest token: replays every conversation verbatim",
+    ) in could
     grant = ReviewGrant.objects.get(conversation_id=ids[0])
     assert ("reviewer", f"review grant on conversation {ids[0]} (complaint)") in could
     assert any(g.until == grant.expires_at for g in report.could_read)
@@ -212,7 +220,7 @@ def test_after_the_clocks_erasure_only_the_receipt_and_tombstones_remain(
     assert DeletionRequest.objects.get(pk=request.pk).subject == ""
 
 
-QUERIES = 34
+QUERIES = 35
 
 
 def _fresh_report(subject: Subject) -> Any:
