@@ -45,11 +45,12 @@ def write_package(report: Report, directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
     if any(directory.iterdir()):
         raise FileExistsError(f"{directory} is not empty")
+    directory.chmod(0o700)
     written: list[Path] = []
 
     def put(name: str, text: str) -> None:
         path = directory / name
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         path.chmod(0o600)  # it holds a person's conversations
         written.append(path)
