@@ -92,6 +92,9 @@ def test_the_package_holds_the_visible_transcript_and_no_marker(
     assert all("Let me look up your order." in files[n] for n in transcripts)
     assert all("ORD-7654321" in files[n] for n in transcripts)
     assert "[email]" not in files["report.md"]  # an inventory: no value at all
+    # It holds a person's conversations: readable by its owner only.
+    modes = {p.stat().st_mode & 0o777 for p in (tmp_path / CUSTOMER).rglob("*")}
+    assert modes <= {0o600, 0o700} and (tmp_path / CUSTOMER).stat().st_mode & 0o077 == 0
     row = AuditEvent.objects.filter(code="subject_access.reported").latest("id")
     assert row.details["package"] is True and row.details["reasoning"] is False
 
