@@ -14,7 +14,7 @@ from conversations.live import state as live_state
 from conversations.models import Block, Conversation, Message, ReviewGrant, ShareLink
 from conversations.services import service_token_create, service_token_revoke
 from retention import registry
-from retention.access import subject_access_read
+from retention.access import render_md, subject_access_read
 from retention.backups import backup_horizon
 from retention.models import DeletionRequest, Receipt
 from retention.services import deletion_request_submit, legal_hold_release
@@ -218,6 +218,12 @@ def test_after_the_clocks_erasure_only_the_receipt_and_tombstones_remain(
     assert ("reviewer", "review.read") in {(x.who, x.what) for x in after.reads}
     assert _store(after, "exports").rows == 2
     assert DeletionRequest.objects.get(pk=request.pk).subject == ""
+    text = render_md(after)
+    assert "Conversations held: 0" in text
+    assert (
+        f"Backups may restore it until: {receipt.backup_horizon.isoformat(timespec='seconds')}"
+        in text
+    )
 
 
 QUERIES = 35
