@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
         baselines.append(_baseline_once())
     assert result is not None
     blocks = next(s.rows for s in result.stores if s.key == "conversations.block")
-    pieces = sum(result.reasoning.by_kind.values())
+    pieces = sum(result.reasoning_held.by_kind.values())
     report(
         [
             (

@@ -7,7 +7,7 @@ A renderer reads a ``Report``, never rows. Neither writes the package's transcri
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import fields, is_dataclass
 from datetime import datetime
 from typing import Any
 
@@ -20,20 +20,31 @@ def _when(value: datetime | None) -> str:
     return value.isoformat(timespec="seconds") if value else "—"
 
 
+def _plain(value: Any) -> Any:
+    """JSON values of a report's parts (``dataclasses.asdict`` deep-copies every value: a third
+    of the report's time for 1,000 conversations)."""
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
 def report_dict(report: Report) -> dict[str, Any]:
-    body = asdict(report)
-    for name in _OUT_OF_REPORT:
-        body.pop(name, None)
-    return body
+    return {
+        f.name: _plain(getattr(report, f.name))
+        for f in fields(report)
+        if f.name not in _OUT_OF_REPORT
+    }
 
 
 def render_json(report: Report) -> str:
-    def default(value: Any) -> Any:
-        if isinstance(value, datetime):
-            return value.isoformat()
-        raise TypeError(type(value).__name__)
-
-    return json.dumps(report_dict(report), default=default, ensure_ascii=False, indent=2) + "\n"
+    # One line: with ``indent`` the json module encodes in pure Python, three times slower here.
+    return json.dumps(report_dict(report), ensure_ascii=False) + "\n"
 
 
 def _table(head: list[str], rows: list[list[Any]]) -> list[str]:
