@@ -160,7 +160,7 @@ EVENT_TYPES = _types(
         _keys("change", "retention_class", "queue", "days"),
         required=_keys("change"),
     ),
-    # Operational signals (conversations/signals/).
+    # Operational signals (conversations/monitoring/).
     EventType(
         "signals.viewed",
         "a person read a signals page (a model page, alerts, an alert, the readiness report)",

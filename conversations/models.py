@@ -175,7 +175,7 @@ class Exchange(models.Model):
         "stored message may lack what they carried (docs/formats.md)",
     )
     tool_call_count = models.PositiveIntegerField(default=0)
-    # What the signals count (conversations/signals/): kept per exchange, so a rollup can be
+    # What the signals count (conversations/monitoring/): kept per exchange, so a rollup can be
     # recomputed from stored rows and an erasure subtracts exactly what the exchange added.
     rewrite_kind = models.CharField(
         max_length=30, blank=True, default="", db_default="", help_text="signals/rewrites.py"
@@ -673,8 +673,8 @@ class WorkNote(models.Model):
         return f"{self.tool_name}: {self.template}"
 
 
-# The signals' tables live in their room and belong to this app (conversations/signals/models.py).
-from .signals.models import (  # noqa: E402, F401
+# The signals' tables live in their room and belong to this app (monitoring/models.py).
+from .monitoring.models import (  # noqa: E402, F401
     Alert,
     AlertEvent,
     AlertRule,

@@ -8,8 +8,8 @@ from django.contrib import admin
 from django.db import models
 from django.http import HttpRequest
 
-from ..signals.alerts import model_price_delete, model_price_save, rule_delete, rule_save
-from ..signals.models import Alert, AlertEvent, AlertRule, AllowanceProbe, ModelPrice
+from ..monitoring.alerts import model_price_delete, model_price_save, rule_delete, rule_save
+from ..monitoring.models import Alert, AlertEvent, AlertRule, AllowanceProbe, ModelPrice
 from .base import AuditedAdmin, ReadOnlyAdmin
 
 

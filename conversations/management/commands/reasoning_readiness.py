@@ -1,6 +1,6 @@
 """``manage.py reasoning_readiness [--model M] [--queue Q] [--since DATE] [--json]``: how to size
 ``max_tokens`` from the measured tail, and what reasoning costs and buys
-(conversations/signals/readiness.py)."""
+(conversations/monitoring/readiness.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_date
 
-from conversations.signals.readiness import reasoning_readiness
+from conversations.monitoring.readiness import reasoning_readiness
 
 
 class Command(BaseCommand):

@@ -1,4 +1,5 @@
-"""Operational signals: what answers the questions a dashboard of the model's reasoning would be
+"""Operational signals (the "monitoring" room: named so that it never reads as Django's
+``signals`` module): what answers the questions a dashboard of the model's reasoning would be
 asked, without showing any reasoning.
 
 - ``facts.py``, ``rewrites.py``, ``buckets.py``, ``sketches.py``: pure rules (per-exchange
