@@ -498,3 +498,10 @@ SCIM_SERVICE_PROVIDER = {
     "SCHEMAS_GETTER": "console.people.scim.schemas.schemas",
     "WWW_AUTHENTICATE_HEADER": 'Bearer realm="scim"',
 }
+
+# --- Outbound notifications (conversations/signals/destinations.py, delivery.py) -----------------
+# Webhook hosts (names or addresses) allowed although internal (loopback, private, link-local...):
+# an internal receiver the operator chose. Every other internal destination is refused on save
+# and at delivery. A send waits at most NOTIFY_TIMEOUT_SECONDS (connect, write and read each).
+NOTIFY_ALLOWED_HOSTS = env.list("NOTIFY_ALLOWED_HOSTS", default=[])
+NOTIFY_TIMEOUT_SECONDS = env.float("NOTIFY_TIMEOUT_SECONDS", default=3.0)

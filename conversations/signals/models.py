@@ -13,6 +13,7 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 
 from .buckets import SIZE
+from .destinations import validate_no_line_break, validate_recipients, validate_webhook_url
 from .facts import FINISHES
 
 
@@ -108,7 +109,7 @@ class AlertRule(models.Model):
         REWRITES = "rewrite_rate", "history rewritten: prompt-cache misses (share)"
         LATENCY = "latency_p95", "latency p95 (ms)"
 
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, unique=True, validators=[validate_no_line_break])
     metric = models.CharField(max_length=30, choices=Metric.choices)
     queue = models.CharField(max_length=100, blank=True, help_text="blank: each queue")
     snapshot = models.CharField(max_length=200, blank=True, help_text="blank: each snapshot")
@@ -117,11 +118,17 @@ class AlertRule(models.Model):
     min_exchanges = models.PositiveIntegerField(default=20, help_text="minimum volume")
     enabled = models.BooleanField(default=True)
     muted = models.BooleanField(default=False, help_text="evaluated, but nobody is notified")
-    webhook_url = models.URLField(blank=True)
+    webhook_url = models.URLField(
+        blank=True,
+        validators=[validate_webhook_url],
+        help_text="http(s); internal addresses are refused unless NOTIFY_ALLOWED_HOSTS names them",
+    )
     webhook_secret = models.CharField(
         max_length=200, blank=True, help_text="HMAC key (blank: SIGNALS_WEBHOOK_SECRET)"
     )
-    emails = models.CharField(max_length=500, blank=True, help_text="comma-separated")
+    emails = models.CharField(
+        max_length=500, blank=True, validators=[validate_recipients], help_text="comma-separated"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
