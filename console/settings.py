@@ -505,3 +505,11 @@ SCIM_SERVICE_PROVIDER = {
 # and at delivery. A send waits at most NOTIFY_TIMEOUT_SECONDS (connect, write and read each).
 NOTIFY_ALLOWED_HOSTS = env.list("NOTIFY_ALLOWED_HOSTS", default=[])
 NOTIFY_TIMEOUT_SECONDS = env.float("NOTIFY_TIMEOUT_SECONDS", default=3.0)
+
+# --- The audit witness (audit/witness.py; docs/operations.md) ------------------------------------
+# Where each digest head the sealer commits is also appended, outside the database: a file path
+# (default var/audit-witness.log; ship it off the host) or an http(s) URL of an append-only
+# collector; empty: no witness. verify_audit reads it (or --witness FILE) and fails when the
+# database lacks a witnessed head or ends before the last one.
+AUDIT_WITNESS = env.str("AUDIT_WITNESS", default=str(VAR_DIR / "audit-witness.log"))
+AUDIT_WITNESS_TIMEOUT_SECONDS = env.float("AUDIT_WITNESS_TIMEOUT_SECONDS", default=3.0)
