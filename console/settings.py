@@ -11,6 +11,7 @@ describes in var/embedded.env.
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -313,6 +314,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "console.hardening.locked_out"
 AXES_VERBOSE = False
+# Counted by the address FORWARDED_ALLOW_IPS yields (console/hardening.py), as the share pages are.
+AXES_CLIENT_IP_CALLABLE = "console.hardening.client_address"
 AXES_ENABLE_ADMIN = False  # nothing to show: the cache handler keeps no rows
 
 # The window of every timestamp the API, `ingest` and the console accept (conversations/bounds.py):
@@ -513,3 +516,18 @@ NOTIFY_TIMEOUT_SECONDS = env.float("NOTIFY_TIMEOUT_SECONDS", default=3.0)
 # database lacks a witnessed head or ends before the last one.
 AUDIT_WITNESS = env.str("AUDIT_WITNESS", default=str(VAR_DIR / "audit-witness.log"))
 AUDIT_WITNESS_TIMEOUT_SECONDS = env.float("AUDIT_WITNESS_TIMEOUT_SECONDS", default=3.0)
+
+# --- Forwarded headers (console/ops/serve.py, console/hardening.client_address) ----------------
+# The reverse proxies whose X-Forwarded-For (and X-Forwarded-Proto) are believed: addresses,
+# comma-separated, or "*"; default none. The same value is passed to uvicorn and gunicorn by
+# `python -m console.ops.serve`; the login throttle and the share pages' rate limit count by the
+# address it yields.
+FORWARDED_ALLOW_IPS = env.list("FORWARDED_ALLOW_IPS", default=[])
+for _proxy in FORWARDED_ALLOW_IPS:
+    if _proxy != "*":
+        try:
+            ipaddress.ip_address(_proxy)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"FORWARDED_ALLOW_IPS: {_proxy!r} is not an address (nor *)"
+            ) from None
