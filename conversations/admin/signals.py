@@ -10,7 +10,14 @@ from django.db import models
 from django.http import HttpRequest
 
 from ..signals.alerts import model_price_delete, model_price_save, rule_delete, rule_save
-from ..signals.models import Alert, AlertEvent, AlertRule, AllowanceProbe, ModelPrice
+from ..signals.models import (
+    Alert,
+    AlertEvent,
+    AlertRule,
+    AllowanceProbe,
+    ModelPrice,
+    Notification,
+)
 from .base import AuditedAdmin, ReadOnlyAdmin
 
 
@@ -109,3 +116,14 @@ class AllowanceProbeAdmin(ReadOnlyAdmin):
     """How providers answered ``manage.py probe_allowance``'s two mis-sized requests."""
 
     list_display = ("model", "snapshot", "kind", "outcome", "http_status", "probed_at")
+
+
+@admin.register(Notification)
+class NotificationAdmin(ReadOnlyAdmin):
+    """Each notification's delivery: attempts, the last error (a refused destination, a timeout,
+    a status, an address the mail server refused), when it was delivered. One failing never
+    holds back another (signals/delivery.py)."""
+
+    list_display = ("event", "channel", "target", "attempts", "delivered_at", "last_error")
+    list_filter = ("channel",)
+    list_select_related = ("event",)

@@ -72,6 +72,7 @@ class Receiver:
         self.mode = mode
         self.release = threading.Event()
         self.seen_in_transaction: list[int] = []
+        self.sealed_meanwhile: list[bool] = []
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -81,6 +82,7 @@ class Receiver:
                 receiver.hosts.append(self.headers["Host"])
                 if receiver.mode == "hang":
                     receiver.seen_in_transaction.append(sessions_in_transaction())
+                    receiver.sealed_meanwhile.append(audit_row_sealed())
                     receiver.release.wait(30)
                     return
                 if receiver.mode == "redirect":
@@ -130,6 +132,24 @@ def sessions_in_transaction() -> int:
             "AND pid <> pg_backend_pid() AND state LIKE 'idle in transaction%%'"
         ).fetchone()
     return int(row[0]) if row else -1
+
+
+def audit_row_sealed() -> bool:
+    """An audit row written and committed now is sealed now: nothing holds the sealer's horizon
+    back (in this thread's own connection, as a page and the sealer would)."""
+    from django.db import connection, transaction
+
+    import audit
+    from audit.models import AuditSeal
+    from audit.sealer import seal_pending
+
+    try:
+        with transaction.atomic():
+            row = audit.record("alert_rule.changed", change="probe", rule=0)
+        seal_pending()
+        return AuditSeal.objects.filter(event_id=row.pk).exists()
+    finally:
+        connection.close()
 
 
 def rule(name: str = "Probe", **fields: Any) -> AlertRule:
@@ -300,6 +320,9 @@ def test_a_rule_stored_before_validation_blocks_no_other_notification(
     client.force_login(UserFactory(username="adm", groups=["admin"]))
     assert client.get("/signals/").status_code == 200
     assert client.get("/admin/conversations/alertrule/").status_code == 200
+    listed = client.get("/admin/conversations/notification/")
+    assert listed.status_code == 200
+    assert "refused: " in listed.content.decode()  # each failure shown on its notification
 
 
 def test_a_redirect_is_not_followed(receivers: list[Receiver]) -> None:
@@ -333,6 +356,7 @@ def test_a_receiver_that_never_answers_holds_no_transaction_and_blocks_no_one(
     assert "no answer in 1.0 s" in hung.last_error
     assert silent.paths == ["/hook"]  # asked once in this tick, not retried at once
     assert silent.seen_in_transaction == [0]  # nobody held a transaction while it hung
+    assert silent.sealed_meanwhile == [True]  # and the sealer's horizon moved on
     assert hung.next_attempt_at > timezone.now()
 
 
