@@ -328,7 +328,9 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
 if IS_PRODUCTION:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # No SECURE_PROXY_SSL_HEADER: Django would believe X-Forwarded-Proto from any client. The
+    # scheme comes from the server, which takes it only from FORWARDED_ALLOW_IPS (uvicorn's
+    # proxy headers, gunicorn's secure_scheme_headers: console/ops/serve.py).
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
