@@ -11,6 +11,7 @@ describes in var/embedded.env.
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -313,6 +314,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "console.hardening.locked_out"
 AXES_VERBOSE = False
+# Counted by the address FORWARDED_ALLOW_IPS yields (console/hardening.py), as the share pages are.
+AXES_CLIENT_IP_CALLABLE = "console.hardening.client_address"
 AXES_ENABLE_ADMIN = False  # nothing to show: the cache handler keeps no rows
 
 # The window of every timestamp the API, `ingest` and the console accept (conversations/bounds.py):
@@ -325,7 +328,9 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
 if IS_PRODUCTION:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # No SECURE_PROXY_SSL_HEADER: Django would believe X-Forwarded-Proto from any client. The
+    # scheme comes from the server, which takes it only from FORWARDED_ALLOW_IPS (uvicorn's
+    # proxy headers, gunicorn's secure_scheme_headers: console/ops/serve.py).
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
@@ -498,3 +503,33 @@ SCIM_SERVICE_PROVIDER = {
     "SCHEMAS_GETTER": "console.people.scim.schemas.schemas",
     "WWW_AUTHENTICATE_HEADER": 'Bearer realm="scim"',
 }
+
+# --- Outbound notifications (conversations/monitoring/destinations.py, delivery.py) ---------
+# Webhook hosts (names or addresses) allowed although internal (loopback, private, link-local...):
+# an internal receiver the operator chose. Every other internal destination is refused on save
+# and at delivery. A send waits at most NOTIFY_TIMEOUT_SECONDS (connect, write and read each).
+NOTIFY_ALLOWED_HOSTS = env.list("NOTIFY_ALLOWED_HOSTS", default=[])
+NOTIFY_TIMEOUT_SECONDS = env.float("NOTIFY_TIMEOUT_SECONDS", default=3.0)
+
+# --- The audit witness (audit/witness.py; docs/operations.md) ------------------------------------
+# Where each digest head the sealer commits is also appended, outside the database: a file path
+# (default var/audit-witness.log; ship it off the host) or an http(s) URL of an append-only
+# collector; empty: no witness. verify_audit reads it (or --witness FILE) and fails when the
+# database lacks a witnessed head or ends before the last one.
+AUDIT_WITNESS = env.str("AUDIT_WITNESS", default=str(VAR_DIR / "audit-witness.log"))
+AUDIT_WITNESS_TIMEOUT_SECONDS = env.float("AUDIT_WITNESS_TIMEOUT_SECONDS", default=3.0)
+
+# --- Forwarded headers (console/ops/serve.py, console/hardening.client_address) ----------------
+# The reverse proxies whose X-Forwarded-For (and X-Forwarded-Proto) are believed: addresses,
+# comma-separated, or "*"; default none. The same value is passed to uvicorn and gunicorn by
+# `python -m console.ops.serve`; the login throttle and the share pages' rate limit count by the
+# address it yields.
+FORWARDED_ALLOW_IPS = env.list("FORWARDED_ALLOW_IPS", default=[])
+for _proxy in FORWARDED_ALLOW_IPS:
+    if _proxy != "*":
+        try:
+            ipaddress.ip_address(_proxy)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"FORWARDED_ALLOW_IPS: {_proxy!r} is not an address (nor *)"
+            ) from None

@@ -23,6 +23,8 @@ from conversations.sharing.ratelimit import hit
 from conversations.sharing.reads import conversation_export_read, share_links_read, share_open_read
 from conversations.sharing.services import share_link_create, share_link_revoke
 
+from .hardening import client_address
+
 GONE = {"expired": "This link has expired.", "revoked": "This link was revoked.",
         "erased": "This conversation was deleted."}  # fmt: skip
 
@@ -79,7 +81,7 @@ def share_revoke(request: HttpRequest, link: int) -> HttpResponse:
 def share_page(request: HttpRequest, token: str) -> HttpResponse:
     """The public, read-only transcript of a share link (no login)."""
     limit = int(getattr(settings, "SHARE_RATE_LIMIT", 60))
-    address = request.META.get("REMOTE_ADDR", "")
+    address = client_address(request)  # FORWARDED_ALLOW_IPS applied, as for sign-in
     if not (
         hit("share-ip", address, limit=limit, window=60)
         and hit("share-link", token, limit=limit, window=60)

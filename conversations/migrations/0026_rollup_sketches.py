@@ -58,7 +58,7 @@ def backfill(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("conversations", "0019_servicetoken_scope_scim"),
+        ("conversations", "0021_alert_destinations"),
     ]
 
     operations = [

@@ -11,7 +11,14 @@ import pytest
 
 from tests.console.conftest import world
 
-__all__ = ["shipped_rules", "world"]
+__all__ = ["loopback_receivers_allowed", "shipped_rules", "world"]
+
+
+@pytest.fixture(autouse=True)
+def loopback_receivers_allowed(settings: Any) -> None:
+    """The tests' webhook receivers listen on 127.0.0.1, an internal address the console
+    refuses unless NOTIFY_ALLOWED_HOSTS names it (conversations/monitoring/destinations.py)."""
+    settings.NOTIFY_ALLOWED_HOSTS = ["127.0.0.1"]
 
 
 @pytest.fixture(autouse=True)
