@@ -75,7 +75,7 @@ class LiveChunkCreateApi(APIView):
             result = live_chunk_ingest(conversation_id=conversation_id, data=data)
         except LiveRefused as exc:
             raise ApiError(
-                exc.detail, code=exc.code, field=exc.field, status_code=exc.status
+                exc.detail, code=exc.code, field=exc.field, at=exc.at, status_code=exc.status
             ) from None
         except KeyDestroyed:
             raise ApiError("the conversation was deleted", code="gone", status_code=410) from None

@@ -10,20 +10,43 @@ from typing import Any
 
 from django.db import transaction
 
+from ..formats.base import FormatError
 from ..keystore.keys import KeyDestroyed, data_key_for
 from ..models import Exchange
 from . import state
 from .body import ChunkInput
-from .filters import Event, filter_for
+from .filters import Event, Filter, filter_for
 
 # Early chunks one exchange may hold while it waits for a gap to fill.
 MAX_HELD = 256
 
 
 class LiveRefused(Exception):
-    def __init__(self, detail: str, *, code: str, field: str, status: int) -> None:
+    def __init__(
+        self, detail: str, *, code: str, field: str, status: int, at: str | None = None
+    ) -> None:
         super().__init__(detail)
         self.detail, self.code, self.field, self.status = detail, code, field, status
+        self.at = at or f"$.{field}"
+
+
+def _feed_own(f: Filter, chunk: str, now: float) -> list[Event]:
+    """The chunk sent now, through the filter: one the decoder cannot read (``too_deep``) is
+    refused, 400, and nothing of it is kept (the same ``seq`` may be sent again)."""
+    try:
+        return f.feed(chunk, now=now)
+    except FormatError as exc:
+        raise LiveRefused(exc.detail, code=exc.code, field="chunk", status=400) from None
+
+
+def _feed_held(f: Filter, chunk: str, now: float) -> list[Event]:
+    """A chunk held earlier (accepted then, its sender gone): one the decoder cannot read ends
+    the stream with an ``error`` event rather than failing the chunk that filled the gap."""
+    try:
+        return f.feed(chunk, now=now)
+    except FormatError as exc:
+        f.error(exc.code)
+        return f.take()
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,11 +114,11 @@ def live_chunk_ingest(
                 return ChunkResult("closed", 0, 0)
             return ChunkResult("held", st["next"], 0)
         f = filter_for(st["format"], {"public": st["public"], "secret": secret})
-        events = f.feed(data.chunk, now=now)
+        events = _feed_own(f, data.chunk, now)
         st["next"] += 1
         while st["next"] in st["held"]:
             st["held"].remove(st["next"])
-            events += f.feed(early.pop(str(st["next"])), now=now)
+            events += _feed_held(f, early.pop(str(st["next"])), now)
             st["next"] += 1
         st["public"], st["secret"] = f.public, f.secret
         published = state.commit(conversation_id, begun, h, data_key, st, events)
@@ -151,8 +174,12 @@ def live_exchange_close(
         f = filter_for(st["format"], {"public": st["public"], "secret": secret})
         events: list[Event] = []
         for seq in sorted(st["held"]):
-            events += f.feed(early.pop(str(seq)), now=now)
-        events += f.close(now=now)
+            events += _feed_held(f, early.pop(str(seq)), now)
+        try:
+            events += f.close(now=now)
+        except FormatError as exc:  # the last event, without its blank line, too deep
+            f.error(exc.code)
+            events += f.take()
         events.append({"type": "closed"})
         st["held"], st["public"], st["secret"] = [], f.public, f.secret
         published = state.commit(conversation_id, begun, h, data_key, st, events)
