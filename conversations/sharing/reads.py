@@ -35,8 +35,13 @@ class Export:
 
 
 def _zone(name: str | None) -> tuple[Any, str]:
+    """The time zone named (IANA), or KeyError: a name that is no key (a path such as
+    ``../../etc/passwd``, a NUL, a directory) is unknown like a missing one."""
     name = name or settings.TIME_ZONE
-    return zoneinfo.ZoneInfo(name), name
+    try:
+        return zoneinfo.ZoneInfo(name), name
+    except (ValueError, OSError):
+        raise KeyError(name) from None
 
 
 @transaction.atomic
