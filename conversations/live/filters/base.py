@@ -97,6 +97,13 @@ class Filter:
 
     # -- input --
 
+    @staticmethod
+    def ends_event(text: str) -> bool:
+        """Whether ``text`` holds the end of an SSE event (a blank line): the caller need not
+        read the text before it (``services._Exchange``) when the last characters before the new
+        text are part of ``text``."""
+        return _EVENT_END.search(text) is not None
+
     def feed(self, chunk: str, *, now: float) -> list[Event]:
         """The visible events of the raw SSE text ``chunk`` (which continues the text before).
         An event nested deeper than the JSON decoder reads raises ``FormatError`` (``too_deep``):
