@@ -24,6 +24,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -71,7 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         send(name, 0, head + "event: ping\ndata: ")
         for i in range(args.chunks):
             in_order[i].append(send(name, i + 1, piece))
-        small = len(state.client().get(state.key("x", state.exchange_hash(c.pk, name))) or b"")
+        kept: Any = state.client().get(state.key("x", state.exchange_hash(c.pk, name)))
+        small = len(kept or b"")
         ends.append(send(name, args.chunks + 1, "\n\n"))
         state.mark_closed(c.pk, state.exchange_hash(c.pk, name))
         name = f"early-{r}"
