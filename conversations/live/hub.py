@@ -84,7 +84,7 @@ class Viewer:
         self.frames: list[_Item] = []
         self.wake = asyncio.Event()
         self.ended = False
-        self.quiet = False  # nothing pushed since the hub's last tick
+        self.quiet = False  # nothing sent to the viewer since the hub's last tick
         self.keepalive = False
 
     def push(self, item: _Item) -> None:
@@ -93,8 +93,12 @@ class Viewer:
             self.end()
             return
         self.frames.append(item)
-        self.quiet = False
         self.wake.set()
+
+    def sent(self) -> None:
+        """The relay wrote frames to the viewer: no keepalive is due this period (frames pushed
+        but dropped, e.g. ids at or below its ``Last-Event-ID``, do not count)."""
+        self.quiet = False
 
     def tick(self) -> None:
         if self.quiet:
@@ -296,6 +300,7 @@ async def relay(pk: int, after: int) -> AsyncGenerator[bytes, None]:
                 frames.append(_frame(event))
                 open_label = "" if event["type"] == "closed" else str(event.get("exchange", ""))
         if frames:
+            viewer.sent()
             yield b"".join(frames)
         while True:
             waiting = await viewer.take()
@@ -315,6 +320,7 @@ async def relay(pk: int, after: int) -> AsyncGenerator[bytes, None]:
                     fresh.append(frame)
                     open_label = "" if closes else label
             if fresh:
+                viewer.sent()
                 yield b"".join(fresh)
     finally:
         await asyncio.shield(hub.leave(name, viewer))

@@ -18,7 +18,10 @@ Keys (``LIVE_KEY_PREFIX``, then):
 - ``lock:<h>``: one chunk of an exchange at a time, across web processes.
 - ``log:<pk>`` (a list of the last ``LIVE_EVENTS_KEPT`` events, for ``Last-Event-ID``),
   ``n:<pk>`` (the event counter), channel ``c:<pk>`` (pub/sub): the conversation's events, only
-  the filter's visible events, so only redacted text.
+  the filter's visible events, so only redacted text. A counter starts at the time in
+  milliseconds x 1000 (``_COMMIT``), so ids keep rising across a Redis restart that lost it:
+  a viewer resuming with ``Last-Event-ID`` misses nothing published after the restart (ids stay
+  below 2^53: JavaScript reads them exactly).
 - ``now`` (a sorted set: conversation pk by last activity) and ``open:<pk>`` (its open exchanges):
   the "Live now" list.
 
@@ -127,6 +130,12 @@ redis.call('EXPIRE', KEYS[9], idle)
 local n = #ARGV - 10
 local first = 0
 if n > 0 then
+  if redis.call('EXISTS', KEYS[3]) == 0 then
+    -- A new counter (first event, or Redis lost it: a restart without persistence, its
+    -- expiry) starts at the time in ms x 1000: above every id it gave before, so a viewer
+    -- resuming with an older Last-Event-ID gets every event published since.
+    redis.call('SET', KEYS[3], string.format('%d', math.floor(tonumber(ARGV[6]) * 1000) * 1000))
+  end
   local last = redis.call('INCRBY', KEYS[3], n)
   first = last - n + 1
   local head = ', "exchange": "' .. ARGV[9] .. '", '
@@ -269,9 +278,10 @@ def commit(
 ) -> list[Event] | None:
     """Save the state (and ``extras``: the tail, the early chunks), give each event its id (the
     conversation's counter) and the exchange, keep it in the log, publish it, mark the
-    conversation live, release the lock: one round trip, one script. The events as published; None when the state read was gone meanwhile
-    (nothing written). Raises ``LockLost`` when the lock expired under the chunk, ``TooManyOpen``
-    when a new exchange finds ``LIVE_MAX_OPEN_EXCHANGES`` of its conversation open."""
+    conversation live, release the lock: one round trip, one script. The events as published;
+    None when the state read was gone meanwhile (nothing written). Raises ``LockLost`` when the
+    lock expired under the chunk, ``TooManyOpen`` when a new exchange finds
+    ``LIVE_MAX_OPEN_EXCHANGES`` of its conversation open."""
     extras = extras or Extras()
     label = h[:12]
     events = [{k: v for k, v in e.items() if k not in ("id", "exchange")} for e in events]
