@@ -3,13 +3,17 @@
 ``conversation_live`` is a Django async view: it checks access and writes its audit row through
 one read service (``conversation_live_read``, in a thread), then relays the conversation's live
 events as ``text/event-stream`` (``conversations/live/hub.py``: the Redis side, shared by the
-streams of one process). The events are the live filter's (``conversations/live/``): visible text
-already redacted, thinking as a duration and a count, never its text.
+streams of one process). A session holds at most ``LIVE_MAX_STREAMS_PER_SESSION`` streams open in
+one web process (429 past it, in the API's error shape). The events are the live filter's
+(``conversations/live/``): visible text already redacted, thinking as a duration and a count,
+never its text.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
+import hashlib
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -19,7 +23,7 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.handlers.asgi import ASGIRequest
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
@@ -37,8 +41,14 @@ def _last_event_id(request: HttpRequest) -> int:
         return 0
 
 
-async def _relay(pk: int, after: int) -> AsyncIterator[bytes]:
-    """The hub's relay, counted in the viewers' gauge while it streams."""
+# The live streams each session holds open in this process (``LIVE_MAX_STREAMS_PER_SESSION``):
+# counted from the view's check to the stream's end, in the event loop's one thread.
+_streams: collections.Counter[str] = collections.Counter()
+
+
+async def _relay(pk: int, after: int, session: str = "") -> AsyncIterator[bytes]:
+    """The hub's relay, counted in the viewers' gauge and in its session's streams while it
+    streams."""
     LIVE_VIEWERS.inc()
     try:
         async with contextlib.aclosing(hub.relay(pk, after)) as frames:
@@ -46,6 +56,25 @@ async def _relay(pk: int, after: int) -> AsyncIterator[bytes]:
                 yield frame
     finally:
         LIVE_VIEWERS.dec()
+        _streams[session] -= 1
+        if _streams[session] <= 0:
+            del _streams[session]
+
+
+def _too_many_streams() -> JsonResponse:
+    """429 in the API's error shape: a session that holds ``LIVE_MAX_STREAMS_PER_SESSION``
+    live streams open (each one an audit row) gets no more until one ends."""
+    limit = settings.LIVE_MAX_STREAMS_PER_SESSION
+    body = {
+        "error": "too_many_streams",
+        "detail": f"this session has {limit} live streams open; close one (another tab) first",
+        "field": None,
+        "at": None,
+    }
+    response = JsonResponse(body, status=429)
+    response["Retry-After"] = "5"
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 def _subscribe(user: Any, pk: int) -> int:
@@ -67,8 +96,16 @@ async def conversation_live(request: HttpRequest, pk: int) -> HttpResponseBase:
         # Under a WSGI server a stream would hold a worker for as long as it is watched: the
         # page works without it (204 tells EventSource not to reconnect).
         return HttpResponse(status=204)
-    await sync_to_async(_subscribe)(user, pk)
-    response = StreamingHttpResponse(_relay(pk, _last_event_id(request)))
+    session = hashlib.sha256((request.session.session_key or "").encode()).hexdigest()[:16]
+    if _streams[session] >= settings.LIVE_MAX_STREAMS_PER_SESSION:
+        return _too_many_streams()  # before the read service: no audit row for it
+    _streams[session] += 1  # (the relay's end gives it back)
+    try:
+        await sync_to_async(_subscribe)(user, pk)
+    except BaseException:
+        _streams[session] -= 1
+        raise
+    response = StreamingHttpResponse(_relay(pk, _last_event_id(request), session))
     response["Content-Type"] = "text/event-stream; charset=utf-8"
     response["Cache-Control"] = "no-store"
     response["X-Accel-Buffering"] = "no"
