@@ -230,6 +230,12 @@ LIVE_IDLE_SECONDS = env.int("LIVE_IDLE_SECONDS", default=120)
 LIVE_MAX_CHUNK_CHARS = env.int("LIVE_MAX_CHUNK_CHARS", default=256 * 1024)
 LIVE_EVENTS_KEPT = env.int("LIVE_EVENTS_KEPT", default=5000)
 LIVE_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="console") + ":live"
+# Live bounds (issue 29): the characters of stream one exchange may keep unread in Redis (an
+# event not yet complete, chunks that came early, text held back), the exchanges one
+# conversation may stream at once, and the live streams one signed-in session may hold open.
+LIVE_MAX_STATE_CHARS = env.int("LIVE_MAX_STATE_CHARS", default=4 * 1024 * 1024)
+LIVE_MAX_OPEN_EXCHANGES = env.int("LIVE_MAX_OPEN_EXCHANGES", default=8)
+LIVE_MAX_STREAMS_PER_SESSION = env.int("LIVE_MAX_STREAMS_PER_SESSION", default=6)
 
 # The agent's workspace: where a conversation's ticket reference (its exchanges'
 # ``labels.ticket``) links to, with {ticket} for the reference (URL-quoted). Empty: not linked.

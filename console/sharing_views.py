@@ -26,7 +26,9 @@ from conversations.sharing.services import share_link_create, share_link_revoke
 from .hardening import client_address
 
 GONE = {"expired": "This link has expired.", "revoked": "This link was revoked.",
-        "erased": "This conversation was deleted."}  # fmt: skip
+        "erased": "This conversation was deleted.",
+        "withdrawn": "This link is no longer valid: whoever shared it can no longer open the "
+                     "conversation."}  # fmt: skip
 
 
 def _private(response: HttpResponse) -> HttpResponse:
