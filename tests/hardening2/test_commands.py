@@ -64,6 +64,16 @@ BAD: dict[str, list[tuple[Any, ...]]] = {
         ("--conversation", "nope"),
     ],
     "reconcile_restore": [("extra",)],
+    "subject_access": [
+        (),
+        ("cust",),  # no purpose
+        ("cust", "--purpose", ""),
+        (NUL, "--purpose", "request 1"),
+        ("cust", "--purpose", NUL),
+        ("cust", "--purpose", "request 1", "--format", "html"),
+        ("cust", "--purpose", "request 1", "--conversation", "nope"),
+        ("cust", "--purpose", "request 1", "--package", "{file}"),
+    ],
     "retention_tick": [("extra",)],
 }
 CASES = [(name, args) for name, cases in BAD.items() for args in cases]
