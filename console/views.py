@@ -37,6 +37,7 @@ from conversations.reads import conversation_list_read, conversation_read, tool_
 from conversations.selectors import FLAGS
 from conversations.workspace.search import KIND_LABELS
 from retention.reads import audit_log_read
+from retention.selectors import open_requests_for
 
 from .forms import AuditFilterForm, ConversationFilterForm, TimeZoneForm
 from .people.views import no_role
@@ -136,6 +137,17 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     view = conversation_read(user=request.user, id=pk)
+    customer = view.customer
+    # The customer panel's open deletion requests (retention's, which conversations never reads):
+    # by the customer's keyed hash or one of the conversations the panel lists.
+    deletions = (
+        open_requests_for(
+            customer=customer.customer,
+            conversation_ids=[pk, *(c.pk for c in customer.others)],
+        )
+        if customer is not None
+        else []
+    )
     return render(
         request,
         "console/conversation.html",
@@ -146,6 +158,10 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "timeline": view.timeline,
             "ticket": view.ticket,
             "share_links": view.share_links,
+            "waterfall": view.waterfall,
+            "customer": customer,
+            "deletions": deletions,
+            "is_compliance": is_compliance(request.user),
         },
     )
 

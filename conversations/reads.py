@@ -28,7 +28,7 @@ from django.utils import timezone
 import audit
 
 from .live import state as live_state
-from .models import Conversation, Exchange, ReviewAlert, ReviewGrant, ShareLink
+from .models import Conversation, Exchange, ModelPrice, ReviewAlert, ReviewGrant, ShareLink
 from .permissions import (
     access_conversation,
     is_console_admin,
@@ -54,9 +54,11 @@ from .selectors import (
 )
 from .sharing.notes import annotate, note_templates
 from .sharing.reads import share_links_of
+from .workspace.customer import CustomerPanel, customer_panel
 from .workspace.search import WORDS, Found, Ticket, narrowed, resolve, ticket_of
 from .workspace.status import ESCALATED
 from .workspace.timeline import Timeline, ToolCall, build_timeline
+from .workspace.waterfall import Waterfall, build_waterfall
 
 __all__ = [
     "ConversationList",
@@ -104,6 +106,14 @@ class ConversationView:
     timeline: Timeline | None = None
     ticket: Ticket | None = None
     share_links: list[ShareLink] = field(default_factory=list)  # sharing/: newest first
+    waterfall: Waterfall | None = None  # workspace/waterfall.py: timing and cost per turn
+    customer: CustomerPanel | None = None
+
+
+def _prices(exchanges: list[Exchange]) -> dict[str, ModelPrice]:
+    """The price table's rows for the models these exchanges name (one query, none if none)."""
+    names = {n for e in exchanges for n in (e.response_model, e.requested_model) if n}
+    return {p.model: p for p in ModelPrice.objects.filter(model__in=names)} if names else {}
 
 
 @transaction.atomic
@@ -192,6 +202,8 @@ def conversation_read(*, user: Any, id: int) -> ConversationView:
     timeline = build_timeline(page)
     annotate(timeline.calls.values(), note_templates())
     links = share_links_of(conversation)
+    waterfall = build_waterfall(page, timeline, _prices(page.exchanges))
+    customer = customer_panel(user=user, conversation=conversation, timeline=timeline)
     event = audit.record(
         "conversation.viewed", actor=user, conversation_id=conversation.pk, page="detail"
     )
@@ -202,6 +214,8 @@ def conversation_read(*, user: Any, id: int) -> ConversationView:
         timeline=timeline,
         ticket=ticket_of(conversation.labels),
         share_links=links,
+        waterfall=waterfall,
+        customer=customer,
     )
 
 

@@ -3,6 +3,7 @@ tag, which places a part rendered by the Jinja2 engine (``console/jinja.py``).""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 from django import template
@@ -50,6 +51,18 @@ def duration(ms: int | None) -> str:
 @register.filter
 def tokens(n: int | None) -> str:
     return "—" if n is None else f"{n:,}"
+
+
+@register.filter
+def price(value: Any) -> str:
+    """A price from the price table's units (dollars): four decimals, more for a fraction of a
+    hundredth of a cent, so a cheap call does not read "$0.0000"."""
+    if value is None:
+        return "—"
+    amount = Decimal(value)
+    if amount and abs(amount) < Decimal("0.0001"):
+        return f"${amount:.6f}"
+    return f"${amount:.4f}"
 
 
 @register.filter

@@ -120,8 +120,9 @@ PINNED = {
     ("agent", "hx:/?after={cursor}&start=51"): 10,  # nothing older: no snippet query
     ("admin", "/"): 11,
     # The conversation page (issue 18): + the work notes' templates, + its share links; a tool
-    # call: + the templates.
-    ("agent", "/conversations/{billing}/"): 17,
+    # call: + the templates. Issue 25: + the price table's rows, + the customer's other
+    # conversations, + their open deletion requests.
+    ("agent", "/conversations/{billing}/"): 20,
     ("agent", "/conversations/{billing}/calls/{call}/"): 15,
     ("agent", "hx:/conversations/{billing}/calls/{call}/"): 15,
     ("agent", "/settings/"): 3,
