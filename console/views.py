@@ -36,8 +36,7 @@ from conversations.permissions import (
 from conversations.reads import conversation_list_read, conversation_read, tool_call_read
 from conversations.selectors import FLAGS
 from conversations.workspace.search import KIND_LABELS
-from retention.reads import audit_log_read
-from retention.selectors import open_requests_for
+from retention.reads import audit_log_read, open_requests_read
 
 from .forms import AuditFilterForm, ConversationFilterForm, TimeZoneForm
 from .people.views import no_role
@@ -141,7 +140,8 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     # The customer panel's open deletion requests (retention's, which conversations never reads):
     # by the customer's keyed hash or one of the conversations the panel lists.
     deletions = (
-        open_requests_for(
+        open_requests_read(
+            user=request.user,
             customer=customer.customer,
             conversation_ids=[pk, *(c.pk for c in customer.others)],
         )

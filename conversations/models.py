@@ -635,6 +635,9 @@ class ShareLink(models.Model):
     )
     opened_count = models.PositiveIntegerField(default=0)
     last_opened_at = models.DateTimeField(null=True, blank=True)
+    # The token sealed with the conversation's data key, so the conversation page can show the
+    # link again to those who may read it; shredding the key makes it unreadable with the rest.
+    token_ciphertext = models.BinaryField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at"]

@@ -54,7 +54,7 @@ from .selectors import (
 )
 from .sharing.notes import annotate, note_templates
 from .sharing.reads import share_links_of
-from .workspace.customer import CustomerPanel, customer_panel
+from .workspace.customer import OTHERS, CustomerPanel, customer_panel
 from .workspace.search import WORDS, Found, Ticket, narrowed, resolve, ticket_of
 from .workspace.status import ESCALATED
 from .workspace.timeline import Timeline, ToolCall, build_timeline
@@ -203,7 +203,16 @@ def conversation_read(*, user: Any, id: int) -> ConversationView:
     annotate(timeline.calls.values(), note_templates())
     links = share_links_of(conversation)
     waterfall = build_waterfall(page, timeline, _prices(page.exchanges))
-    customer = customer_panel(user=user, conversation=conversation, timeline=timeline)
+    others = list(
+        visible_conversations(user)
+        .filter(customer_external_id=conversation.customer_external_id)
+        .exclude(pk=conversation.pk)
+        .only("pk", "external_id", "queue", "status", "last_activity_at")
+        .order_by("-last_activity_at", "-pk")[: OTHERS + 1]
+    )
+    customer = customer_panel(
+        customer=conversation.customer_external_id, rows=others, timeline=timeline
+    )
     event = audit.record(
         "conversation.viewed", actor=user, conversation_id=conversation.pk, page="detail"
     )

@@ -22,7 +22,7 @@ import audit
 from audit.models import AuditEvent
 from audit.selectors import AuditFilters, audit_events
 from conversations.models import Conversation
-from conversations.permissions import require_compliance
+from conversations.permissions import require_compliance, require_reader
 
 from .models import DeletionRequest, LegalHold, Receipt, Tombstone
 from .selectors import (
@@ -31,6 +31,7 @@ from .selectors import (
     deletion_request_sla,
     deletion_requests,
     legal_holds,
+    open_requests_for,
 )
 from .services import deletion_preview, receipt_verify
 from .stores import StoreRow, store_rows
@@ -283,3 +284,11 @@ def audit_log_read(
         **details,
     )
     return AuditLog(rows, older)
+
+
+def open_requests_read(*, user: Any, customer: str, conversation_ids: list[int]) -> list[Any]:
+    """The conversation page's customer panel: deletion requests not yet carried out that name
+    this customer or these conversations (which ``user`` was just shown: the page's own read
+    service checked access and wrote the audit row). Ids, statuses and due dates only."""
+    require_reader(user)
+    return open_requests_for(customer=customer, conversation_ids=conversation_ids)

@@ -43,7 +43,7 @@ class Tokens:
     cached: int | None
     cache_write: int | None
     output: int | None
-    reasoning: int | None
+    reasoning_tokens: int | None
     reasoning_estimated: bool = False
 
     @property
@@ -86,7 +86,7 @@ class TurnCost:
     input: int = 0
     cached: int = 0
     output: int = 0
-    reasoning: int = 0
+    reasoning_tokens: int = 0
     reasoning_estimated: bool = False
     ticks: list[tuple[float, int]] = field(default_factory=list)  # (percent, ms)
 
@@ -139,7 +139,7 @@ def _visible(page: Any) -> tuple[dict[int, int], set[int]]:
 
 
 def _estimate(tokens: Tokens, chars: int, reasoned: bool) -> Tokens:
-    if tokens.reasoning is not None or not reasoned or tokens.output is None:
+    if tokens.reasoning_tokens is not None or not reasoned or tokens.output is None:
         return tokens
     guess = max(0, tokens.output - (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN)
     return Tokens(tokens.input, tokens.cached, tokens.cache_write, tokens.output, guess, True)
@@ -256,8 +256,8 @@ def _sum(turn: TurnCost, calls: Iterable[Bar]) -> None:
         turn.input += t.input or 0
         turn.cached += t.cached or 0
         turn.output += t.output or 0
-        turn.reasoning += t.reasoning or 0
-        turn.reasoning_estimated |= t.reasoning_estimated and bool(t.reasoning)
+        turn.reasoning_tokens += t.reasoning_tokens or 0
+        turn.reasoning_estimated |= t.reasoning_estimated and bool(t.reasoning_tokens)
         if bar.price is None:
             turn.unpriced += 1
         else:
