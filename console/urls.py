@@ -19,6 +19,7 @@ urlpatterns = [
     path("conversations/<int:pk>/calls/<str:call>/", views.tool_call, name="conversation-call"),
     path("conversations/<int:pk>/live", live_views.conversation_live, name="conversation-live"),
     path("live/", live_views.live_now, name="live-now"),
+    path("live/markdown", views.live_markdown, name="live-markdown"),
     path("conversations/<int:pk>/review/", review_views.review, name="conversation-review"),
     # What leaves the console (conversations/sharing/).
     path(

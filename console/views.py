@@ -24,6 +24,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from audit.readable import details_text
@@ -39,6 +40,7 @@ from conversations.workspace.search import KIND_LABELS
 from retention.reads import audit_log_read, open_requests_read
 
 from .forms import AuditFilterForm, ConversationFilterForm, TimeZoneForm
+from .markdown import render_markdown
 from .people.views import no_role
 from .preferences import COOKIE, chosen_zone, remember_zone, user_preference_update, valid_zone
 
@@ -164,6 +166,31 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "is_compliance": is_compliance(request.user),
         },
     )
+
+
+# The live view's Markdown (static/console/live.js): the answer streamed so far, at most this long.
+MARKDOWN_MAX = 200_000
+
+
+@login_required
+@require_POST
+def live_markdown(request: HttpRequest) -> HttpResponse:
+    """Render the live view's streaming answer with the page's own sanitiser
+    (``console/markdown.py``), so the text in flight reads as it will once stored and never as
+    raw HTML. The text is what the live stream already published to this reader (redacted by
+    the server's filter); nothing is read or kept here."""
+    require_reader(request.user)
+    text = request.POST.get("text")
+    if text is None or len(text) > MARKDOWN_MAX:
+        detail = "text is required" if text is None else f"text is over {MARKDOWN_MAX} characters"
+        return HttpResponse(
+            json.dumps({"error": "invalid", "detail": detail, "field": "text", "at": "$.text"}),
+            status=400,
+            content_type="application/json",
+        )
+    response = HttpResponse(render_markdown(text), content_type="text/html; charset=utf-8")
+    response["Cache-Control"] = "no-store, private"
+    return response
 
 
 @login_required
