@@ -7,6 +7,7 @@ from . import (
     compliance_views,
     hardening,
     live_views,
+    review_access_views,
     review_views,
     sharing_views,
     signals_views,
@@ -21,6 +22,13 @@ urlpatterns = [
     path("live/", live_views.live_now, name="live-now"),
     path("live/markdown", views.live_markdown, name="live-markdown"),
     path("conversations/<int:pk>/review/", review_views.review, name="conversation-review"),
+    path("conversations/<int:pk>/review/ask/", review_access_views.review_ask, name="review-ask"),
+    path("review-requests/", review_access_views.review_requests, name="review-requests"),
+    path(
+        "review-requests/<int:request_id>/decide/",
+        review_access_views.review_request_decide,
+        name="review-request-decide",
+    ),
     # What leaves the console (conversations/sharing/).
     path(
         "conversations/<int:pk>/export.<str:fmt>",

@@ -28,6 +28,7 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from audit.readable import details_text
+from conversations.models import ReviewGrant
 from conversations.permissions import (
     can_read_conversations,
     is_compliance,
@@ -164,6 +165,9 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "customer": customer,
             "deletions": deletions,
             "is_compliance": is_compliance(request.user),
+            "can_ask_review": view.can_ask_review,
+            "review_request": view.review_request,
+            "review_purposes": ReviewGrant.Purpose.choices,
         },
     )
 

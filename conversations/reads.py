@@ -28,7 +28,15 @@ from django.utils import timezone
 import audit
 
 from .live import state as live_state
-from .models import Conversation, Exchange, ModelPrice, ReviewAlert, ReviewGrant, ShareLink
+from .models import (
+    Conversation,
+    Exchange,
+    ModelPrice,
+    ReviewAccessRequest,
+    ReviewAlert,
+    ReviewGrant,
+    ShareLink,
+)
 from .permissions import (
     access_conversation,
     is_console_admin,
@@ -39,6 +47,8 @@ from .permissions import (
 )
 from .projection.project import Rule
 from .reviews import review_alerts_recent, review_grant_live, review_grants_recent
+from .reviews.access import review_access_mine
+from .reviews.grants import is_reviewer
 from .selectors import (
     ConversationPage,
     ListFilters,
@@ -108,6 +118,9 @@ class ConversationView:
     share_links: list[ShareLink] = field(default_factory=list)  # sharing/: newest first
     waterfall: Waterfall | None = None  # workspace/waterfall.py: timing and cost per turn
     customer: CustomerPanel | None = None
+    # A reviewer without a live grant may ask for one (reviews/access.py); their latest request.
+    can_ask_review: bool = False
+    review_request: ReviewAccessRequest | None = None
 
 
 def _prices(exchanges: list[Exchange]) -> dict[str, ModelPrice]:
@@ -199,6 +212,8 @@ def conversation_read(*, user: Any, id: int) -> ConversationView:
         conversation, can_see_restricted=user.has_perm("conversations.view_restricted_fields")
     )
     can_review = review_grant_live(user=user, conversation_id=conversation.pk) is not None
+    can_ask = not can_review and is_reviewer(user)
+    asked = review_access_mine(user=user, conversation_id=conversation.pk) if can_ask else None
     timeline = build_timeline(page)
     annotate(timeline.calls.values(), note_templates())
     links = share_links_of(conversation)
@@ -225,6 +240,8 @@ def conversation_read(*, user: Any, id: int) -> ConversationView:
         share_links=links,
         waterfall=waterfall,
         customer=customer,
+        can_ask_review=can_ask,
+        review_request=asked,
     )
 
 

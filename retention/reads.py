@@ -91,6 +91,9 @@ class DeletionDetail:
     planned: int
     counted: list[StoreRow] = field(default_factory=list)  # at submission, in words and order
     erased: list[StoreRow] = field(default_factory=list)  # the receipt's, likewise
+    # The conversations it names, as people know them: (internal id, backend id, queue); an
+    # erased one keeps only its internal id ("" for the others).
+    conversations: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 @transaction.atomic
@@ -102,6 +105,13 @@ def deletion_request_read(*, user: Any, id: int) -> DeletionDetail:
     receipt = (
         getattr(row, "receipt", None) if row.status == DeletionRequest.Status.COMPLETED else None
     )
+    known = {
+        pk: (external_id, queue)
+        for pk, external_id, queue in Conversation.objects.filter(
+            pk__in=row.conversation_ids
+        ).values_list("pk", "external_id", "queue")
+    }
+    named = [(pk, *known.get(pk, ("", ""))) for pk in row.conversation_ids]
     audit.record("deletion.viewed", actor=user, page="detail", request=row.pk)
     return DeletionDetail(
         request=row,
@@ -111,6 +121,7 @@ def deletion_request_read(*, user: Any, id: int) -> DeletionDetail:
         planned=len(row.conversation_ids),
         counted=store_rows(row.preview or {}),
         erased=store_rows(receipt.counts) if receipt else [],
+        conversations=named,
     )
 
 

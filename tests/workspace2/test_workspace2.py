@@ -155,3 +155,17 @@ def test_live_markdown_is_rendered_by_the_pages_sanitiser(client: Any, world: An
     assert bad.status_code == 400 and bad.json()["field"] == "text"
     assert client.post(url, {"text": "x" * 200_001}).status_code == 400
     assert client.get(url).status_code == 405
+
+
+def test_a_deletion_requests_detail_names_its_conversations(client: Any, world: Any) -> None:
+    w = build()
+    with transaction.atomic():
+        request = deletion_request_submit(
+            conversations=[BACKEND_ID, OTHER_ID], reason="the customer asked"
+        )
+    client.force_login(world.users["compliance"])
+    body = client.get(f"/compliance/deletions/{request.pk}/").content.decode()
+    assert "Conversations it names" in body
+    for c in (w.conversation, w.other):
+        assert f'<a href="/conversations/{c.pk}/"><code>{c.external_id}</code></a>' in body
+    assert body.count('<td data-label="Queue">billing</td>') == 2
