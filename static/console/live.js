@@ -41,7 +41,10 @@ function start(section) {
 
   function bump(name) {
     const el = document.querySelector(`#head-counts [data-count="${name}"]`);
-    if (el) el.textContent = String((parseInt(el.textContent, 10) || 0) + 1);
+    if (!el) return;
+    const n = (parseInt(el.dataset.n, 10) || 0) + 1;
+    el.dataset.n = String(n);
+    el.textContent = `${n} ${n === 1 ? el.dataset.one : el.dataset.many}`;
   }
 
   // Rendered by the server (the page's sanitiser); a stale answer never overwrites a newer one.
