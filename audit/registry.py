@@ -179,6 +179,19 @@ EVENT_TYPES = _types(
         _keys("change", "price", "model"),
         required=_keys("change", "model"),
     ),
+    # Asking for a review grant from the conversation page, and the decision (issue 25).
+    EventType(
+        "review_access.requested",
+        "a reviewer asked for a review grant on a conversation, with a purpose",
+        _keys("request", "purpose", "days"),
+        required=_keys("request", "purpose"),
+    ),
+    EventType(
+        "review_access.decided",
+        "an approver approved (giving the grant) or denied a reviewer's request",
+        _keys("request", "outcome", "grant"),
+        required=_keys("request", "outcome"),
+    ),
     # The review page: the only human read of reasoning, always with its purpose.
     EventType(
         "review.read",

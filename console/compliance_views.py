@@ -129,6 +129,7 @@ def deletion_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "planned": detail.planned,
             "counted": detail.counted,
             "erased": detail.erased,
+            "conversations": detail.conversations,
         },
     )
 

@@ -30,7 +30,7 @@ from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import dateformat, timezone
 from jinja2 import ChainableUndefined, Environment
 
-from .templatetags.console_tags import duration, markdown, plain, tokens
+from .templatetags.console_tags import duration, markdown, plain, price, tokens
 
 # Format characters written here without Django's DateFormat (the rest go through it).
 _FAST = {
@@ -103,5 +103,6 @@ def environment(**options: Any) -> Environment:
         plain=plain,
         duration=duration,
         tokens=tokens,
+        price=price,
     )
     return env

@@ -24,6 +24,7 @@ from conversations.sharing.reads import conversation_export_read, share_links_re
 from conversations.sharing.services import share_link_create, share_link_revoke
 
 from .hardening import client_address
+from .preferences import COOKIE, valid_zone
 
 GONE = {"expired": "This link has expired.", "revoked": "This link was revoked.",
         "erased": "This conversation was deleted.",
@@ -92,7 +93,9 @@ def share_page(request: HttpRequest, token: str) -> HttpResponse:
                                 content_type="text/plain; charset=utf-8")  # fmt: skip
         response["Retry-After"] = "60"
         return _private(response)
-    shared = share_open_read(token=token)
+    # The viewer's zone, from the cookie their browser set on an earlier opening (the page's
+    # script shows times in it even on the first).
+    shared = share_open_read(token=token, zone=valid_zone(request.COOKIES.get(COOKIE)))
     if shared.state == "unknown":
         return _private(render(request, "console/shared_gone.html", {"why": "No such link."},
                                status=404))  # fmt: skip

@@ -8,6 +8,7 @@ from . import (
     compliance_views,
     hardening,
     live_views,
+    review_access_views,
     review_views,
     sharing_views,
     signals_views,
@@ -20,7 +21,15 @@ urlpatterns = [
     path("conversations/<int:pk>/calls/<str:call>/", views.tool_call, name="conversation-call"),
     path("conversations/<int:pk>/live", live_views.conversation_live, name="conversation-live"),
     path("live/", live_views.live_now, name="live-now"),
+    path("live/markdown", views.live_markdown, name="live-markdown"),
     path("conversations/<int:pk>/review/", review_views.review, name="conversation-review"),
+    path("conversations/<int:pk>/review/ask/", review_access_views.review_ask, name="review-ask"),
+    path("review-requests/", review_access_views.review_requests, name="review-requests"),
+    path(
+        "review-requests/<int:request_id>/decide/",
+        review_access_views.review_request_decide,
+        name="review-request-decide",
+    ),
     # What leaves the console (conversations/sharing/).
     path(
         "conversations/<int:pk>/export.<str:fmt>",

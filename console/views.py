@@ -24,9 +24,11 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.cache import patch_vary_headers
+from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from audit.readable import details_text
+from conversations.models import ReviewGrant
 from conversations.permissions import (
     can_read_conversations,
     is_compliance,
@@ -36,10 +38,11 @@ from conversations.permissions import (
 from conversations.reads import conversation_list_read, conversation_read, tool_call_read
 from conversations.selectors import FLAGS
 from conversations.workspace.search import KIND_LABELS
-from retention.reads import audit_log_read
+from retention.reads import audit_log_read, open_requests_read
 
 from .access_views import exposure_panel
 from .forms import AuditFilterForm, ConversationFilterForm, TimeZoneForm
+from .markdown import render_markdown
 from .people.views import no_role
 from .preferences import COOKIE, chosen_zone, remember_zone, user_preference_update, valid_zone
 
@@ -137,6 +140,18 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
     view = conversation_read(user=request.user, id=pk)
+    customer = view.customer
+    # The customer panel's open deletion requests (retention's, which conversations never reads):
+    # by the customer's keyed hash or one of the conversations the panel lists.
+    deletions = (
+        open_requests_read(
+            user=request.user,
+            customer=customer.customer,
+            conversation_ids=[pk, *(c.pk for c in customer.others)],
+        )
+        if customer is not None
+        else []
+    )
     return render(
         request,
         "console/conversation.html",
@@ -149,8 +164,40 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "share_links": view.share_links,
             # The exposure map (retention/access/): compliance staff and admins only.
             "exposure": exposure_panel(request.user, view.page.conversation),
+            "waterfall": view.waterfall,
+            "customer": customer,
+            "deletions": deletions,
+            "is_compliance": is_compliance(request.user),
+            "can_ask_review": view.can_ask_review,
+            "review_request": view.review_request,
+            "review_purposes": ReviewGrant.Purpose.choices,
         },
     )
+
+
+# The live view's Markdown (static/console/live.js): the answer streamed so far, at most this long.
+MARKDOWN_MAX = 200_000
+
+
+@login_required
+@require_POST
+def live_markdown(request: HttpRequest) -> HttpResponse:
+    """Render the live view's streaming answer with the page's own sanitiser
+    (``console/markdown.py``), so the text in flight reads as it will once stored and never as
+    raw HTML. The text is what the live stream already published to this reader (redacted by
+    the server's filter); nothing is read or kept here."""
+    require_reader(request.user)
+    text = request.POST.get("text")
+    if text is None or len(text) > MARKDOWN_MAX:
+        detail = "text is required" if text is None else f"text is over {MARKDOWN_MAX} characters"
+        return HttpResponse(
+            json.dumps({"error": "invalid", "detail": detail, "field": "text", "at": "$.text"}),
+            status=400,
+            content_type="application/json",
+        )
+    response = HttpResponse(render_markdown(text), content_type="text/html; charset=utf-8")
+    response["Cache-Control"] = "no-store, private"
+    return response
 
 
 @login_required

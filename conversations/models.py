@@ -610,6 +610,49 @@ class ReviewAlert(models.Model):
 from django.utils import timezone  # noqa: E402
 
 
+class ReviewAccessRequest(models.Model):
+    """A reviewer asks, from the conversation page, for a review grant on one conversation; those
+    who may give grants see it and approve (which creates the grant) or deny it. Rows are
+    records: decided, they stay. Goes with its conversation."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        APPROVED = "approved"
+        DENIED = "denied"
+
+    requester = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_requests"
+    )
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="review_requests"
+    )
+    purpose = models.CharField(max_length=20, choices=ReviewGrant.Purpose.choices)
+    reference = models.CharField(max_length=100, help_text="the ticket id of the investigation")
+    days = models.PositiveSmallIntegerField(help_text="how long the grant would last")
+    requested_at = models.DateTimeField(auto_now_add=True)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    decided_at = models.DateTimeField(null=True, blank=True)
+    grant = models.ForeignKey(
+        ReviewGrant, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-requested_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["requester", "conversation"],
+                condition=models.Q(status="pending"),
+                name="review_request_one_pending",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"review request {self.pk}: user {self.requester_id} on {self.conversation_id}"
+
+
 class ShareLink(models.Model):
     """A read-only link to a conversation's text-only transcript up to ``boundary_sequence`` (the
     last message stored when it was made). No text is kept here: the page is rendered at each
@@ -635,6 +678,9 @@ class ShareLink(models.Model):
     )
     opened_count = models.PositiveIntegerField(default=0)
     last_opened_at = models.DateTimeField(null=True, blank=True)
+    # The token sealed with the conversation's data key, so the conversation page can show the
+    # link again to those who may read it; shredding the key makes it unreadable with the rest.
+    token_ciphertext = models.BinaryField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["-created_at"]

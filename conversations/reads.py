@@ -29,7 +29,15 @@ import audit
 
 from .cache_errors import CACHE_ERRORS
 from .live import state as live_state
-from .models import Conversation, Exchange, ReviewAlert, ReviewGrant, ShareLink
+from .models import (
+    Conversation,
+    Exchange,
+    ModelPrice,
+    ReviewAccessRequest,
+    ReviewAlert,
+    ReviewGrant,
+    ShareLink,
+)
 from .permissions import (
     access_conversation,
     is_console_admin,
@@ -40,6 +48,8 @@ from .permissions import (
 )
 from .projection.project import Rule
 from .reviews import review_alerts_recent, review_grant_live, review_grants_recent
+from .reviews.access import review_access_mine
+from .reviews.grants import is_reviewer
 from .selectors import (
     ConversationPage,
     ListFilters,
@@ -55,9 +65,11 @@ from .selectors import (
 )
 from .sharing.notes import annotate, note_templates
 from .sharing.reads import share_links_of
+from .workspace.customer import OTHERS, CustomerPanel, customer_panel
 from .workspace.search import WORDS, Found, Ticket, narrowed, resolve, ticket_of
 from .workspace.status import ESCALATED
 from .workspace.timeline import Timeline, ToolCall, build_timeline
+from .workspace.waterfall import Waterfall, build_waterfall
 
 __all__ = [
     "ConversationList",
@@ -105,6 +117,17 @@ class ConversationView:
     timeline: Timeline | None = None
     ticket: Ticket | None = None
     share_links: list[ShareLink] = field(default_factory=list)  # sharing/: newest first
+    waterfall: Waterfall | None = None  # workspace/waterfall.py: timing and cost per turn
+    customer: CustomerPanel | None = None
+    # A reviewer without a live grant may ask for one (reviews/access.py); their latest request.
+    can_ask_review: bool = False
+    review_request: ReviewAccessRequest | None = None
+
+
+def _prices(exchanges: list[Exchange]) -> dict[str, ModelPrice]:
+    """The price table's rows for the models these exchanges name (one query, none if none)."""
+    names = {n for e in exchanges for n in (e.response_model, e.requested_model) if n}
+    return {p.model: p for p in ModelPrice.objects.filter(model__in=names)} if names else {}
 
 
 @transaction.atomic
@@ -190,9 +213,22 @@ def conversation_read(*, user: Any, id: int) -> ConversationView:
         conversation, can_see_restricted=user.has_perm("conversations.view_restricted_fields")
     )
     can_review = review_grant_live(user=user, conversation_id=conversation.pk) is not None
+    can_ask = not can_review and is_reviewer(user)
+    asked = review_access_mine(user=user, conversation_id=conversation.pk) if can_ask else None
     timeline = build_timeline(page)
     annotate(timeline.calls.values(), note_templates())
     links = share_links_of(conversation)
+    waterfall = build_waterfall(page, timeline, _prices(page.exchanges))
+    others = list(
+        visible_conversations(user)
+        .filter(customer_external_id=conversation.customer_external_id)
+        .exclude(pk=conversation.pk)
+        .only("pk", "external_id", "queue", "status", "last_activity_at")
+        .order_by("-last_activity_at", "-pk")[: OTHERS + 1]
+    )
+    customer = customer_panel(
+        customer=conversation.customer_external_id, rows=others, timeline=timeline
+    )
     event = audit.record(
         "conversation.viewed", actor=user, conversation_id=conversation.pk, page="detail"
     )
@@ -203,6 +239,10 @@ def conversation_read(*, user: Any, id: int) -> ConversationView:
         timeline=timeline,
         ticket=ticket_of(conversation.labels),
         share_links=links,
+        waterfall=waterfall,
+        customer=customer,
+        can_ask_review=can_ask,
+        review_request=asked,
     )
 
 

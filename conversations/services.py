@@ -265,6 +265,34 @@ def field_policy_save(*, policy: FieldPolicy, actor: Any = None) -> Reprojection
 
 
 @transaction.atomic
+def conversation_review_ask(
+    *, actor: Any, conversation_id: int, purpose: str, reference: str, days: int
+) -> Any:
+    """A reviewer asks for a review grant on a conversation they may read (404 otherwise, like
+    a missing one): ``reviews.access.review_access_request`` checks the rest and audits."""
+    from .permissions import access_conversation
+    from .reviews.access import review_access_request
+
+    conversation = access_conversation(actor, conversation_id)
+    return review_access_request(
+        actor=actor, conversation=conversation, purpose=purpose, reference=reference, days=days
+    )
+
+
+@transaction.atomic
+def field_policies_save(*, policies: list[FieldPolicy], actor: Any = None) -> ReprojectionJob:
+    """Save several policies (several fields of one tool) as one change: one re-projection job,
+    one audit row naming each. All or none: the first invalid one raises ``ValidationError``."""
+    for policy in policies:
+        policy.full_clean()
+    for policy in policies:
+        policy.save()
+    return _policies_changed(
+        change="saved", description="; ".join(str(p) for p in policies), actor=actor
+    )
+
+
+@transaction.atomic
 def field_policy_delete(*, policy: FieldPolicy, actor: Any = None) -> ReprojectionJob:
     description = str(policy)
     policy.delete()

@@ -22,7 +22,7 @@ import audit
 from audit.models import AuditEvent
 from audit.selectors import AuditFilters, audit_events
 from conversations.models import Conversation
-from conversations.permissions import require_compliance
+from conversations.permissions import require_compliance, require_reader
 
 from .models import DeletionRequest, LegalHold, Receipt, Tombstone
 from .selectors import (
@@ -31,6 +31,7 @@ from .selectors import (
     deletion_request_sla,
     deletion_requests,
     legal_holds,
+    open_requests_for,
 )
 from .services import deletion_preview, receipt_verify
 from .stores import StoreRow, store_rows
@@ -90,6 +91,9 @@ class DeletionDetail:
     planned: int
     counted: list[StoreRow] = field(default_factory=list)  # at submission, in words and order
     erased: list[StoreRow] = field(default_factory=list)  # the receipt's, likewise
+    # The conversations it names, as people know them: (internal id, backend id, queue); an
+    # erased one keeps only its internal id ("" for the others).
+    conversations: list[tuple[int, str, str]] = field(default_factory=list)
 
 
 @transaction.atomic
@@ -101,6 +105,13 @@ def deletion_request_read(*, user: Any, id: int) -> DeletionDetail:
     receipt = (
         getattr(row, "receipt", None) if row.status == DeletionRequest.Status.COMPLETED else None
     )
+    known = {
+        pk: (external_id, queue)
+        for pk, external_id, queue in Conversation.objects.filter(
+            pk__in=row.conversation_ids
+        ).values_list("pk", "external_id", "queue")
+    }
+    named = [(pk, *known.get(pk, ("", ""))) for pk in row.conversation_ids]
     audit.record("deletion.viewed", actor=user, page="detail", request=row.pk)
     return DeletionDetail(
         request=row,
@@ -110,6 +121,7 @@ def deletion_request_read(*, user: Any, id: int) -> DeletionDetail:
         planned=len(row.conversation_ids),
         counted=store_rows(row.preview or {}),
         erased=store_rows(receipt.counts) if receipt else [],
+        conversations=named,
     )
 
 
@@ -283,3 +295,11 @@ def audit_log_read(
         **details,
     )
     return AuditLog(rows, older)
+
+
+def open_requests_read(*, user: Any, customer: str, conversation_ids: list[int]) -> list[Any]:
+    """The conversation page's customer panel: deletion requests not yet carried out that name
+    this customer or these conversations (which ``user`` was just shown: the page's own read
+    service checked access and wrote the audit row). Ids, statuses and due dates only."""
+    require_reader(user)
+    return open_requests_for(customer=customer, conversation_ids=conversation_ids)

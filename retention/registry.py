@@ -34,6 +34,7 @@ from conversations.models import (
     Exchange,
     IdempotencyKey,
     Message,
+    ReviewAccessRequest,
     ReviewGrant,
     ShareLink,
 )
@@ -73,6 +74,8 @@ ERASED: tuple[Entry, ...] = (
     Entry(Exchange, _fk(Exchange)),
     Entry(ConversationEvent, _fk(ConversationEvent)),
     Entry(IdempotencyKey, _fk(IdempotencyKey)),
+    # A reviewer's request for a grant names the conversation (and the grant it led to).
+    Entry(ReviewAccessRequest, _fk(ReviewAccessRequest)),
     Entry(ReviewGrant, _fk(ReviewGrant)),
     # A link holds no text, but it opens the conversation: it goes with it (opening it
     # afterwards answers 410, conversations/sharing/links.py).

@@ -12,6 +12,8 @@ from datetime import datetime, timedelta
 from django.db.models import Count, Min, Q, QuerySet
 from django.utils import timezone
 
+from audit import subject_hash
+
 from .models import DeletionRequest, LegalHold
 from .services import legal_deadline
 
@@ -23,6 +25,7 @@ __all__ = [
     "deletion_request_sla",
     "deletion_requests",
     "legal_holds",
+    "open_requests_for",
 ]
 
 # An open request closer than this to its deadline is shown as due soon.
@@ -81,6 +84,27 @@ def deletion_requests(
     if before is not None:
         qs = qs.filter(pk__lt=before)
     return qs
+
+
+OPEN = (
+    DeletionRequest.Status.PENDING,
+    DeletionRequest.Status.RUNNING,
+    DeletionRequest.Status.BLOCKED,
+    DeletionRequest.Status.FAILED,
+)
+
+
+def open_requests_for(*, customer: str, conversation_ids: list[int]) -> list[DeletionRequest]:
+    """Requests not yet carried out that name this customer (by the keyed hash) or one of
+    these conversations: the conversation page's customer panel. One query."""
+    return list(
+        DeletionRequest.objects.filter(status__in=OPEN)
+        .filter(
+            Q(subject_hash=subject_hash(customer)) | Q(conversation_ids__overlap=conversation_ids)
+        )
+        .only("pk", "scope", "status", "due", "reference", "requested_at")
+        .order_by("due", "pk")
+    )
 
 
 @dataclass(frozen=True)

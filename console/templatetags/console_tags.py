@@ -3,6 +3,8 @@ tag, which places a part rendered by the Jinja2 engine (``console/jinja.py``).""
 
 from __future__ import annotations
 
+from datetime import datetime
+from decimal import Decimal
 from typing import Any
 
 from django import template
@@ -50,6 +52,31 @@ def duration(ms: int | None) -> str:
 @register.filter
 def tokens(n: int | None) -> str:
     return "—" if n is None else f"{n:,}"
+
+
+@register.filter
+def price(value: Any) -> str:
+    """A price from the price table's units (dollars): four decimals, more for a fraction of a
+    hundredth of a cent, so a cheap call does not read "$0.0000"."""
+    if value is None:
+        return "—"
+    amount = Decimal(value)
+    if amount and abs(amount) < Decimal("0.0001"):
+        return f"${amount:.6f}"
+    return f"${amount:.4f}"
+
+
+@register.filter
+def iso_when(value: Any) -> str:
+    """An ISO 8601 time (a transcript's) as people read it: "2026-11-03 15:05:02 +01:00". The
+    share page's script shows it in the viewer's own zone."""
+    try:
+        at = datetime.fromisoformat(str(value))
+    except ValueError:
+        return str(value or "")
+    offset = at.strftime("%z")
+    zone = f" {offset[:3]}:{offset[3:]}" if offset else ""
+    return at.strftime("%Y-%m-%d %H:%M:%S") + zone
 
 
 @register.filter

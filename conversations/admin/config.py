@@ -11,8 +11,10 @@ from django.contrib import admin
 from django.contrib.admin.widgets import FilteredSelectMultiple
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path
 
@@ -32,6 +34,7 @@ from ..projection.project import PATH_RE, Rule
 from ..reads import exchange_preview_read
 from ..selectors import exchanges_for_preview
 from ..services import (
+    field_policies_save,
     field_policy_delete,
     field_policy_save,
     queue_create,
@@ -44,6 +47,7 @@ from ..services import (
 from ..sharing.notes import TemplateRefused, check_template
 from ..sharing.services import work_note_delete, work_note_save
 from .base import AuditedAdmin, ReadOnlyAdmin
+from .several import SeveralFieldsForm
 
 
 @admin.register(ServiceToken)
@@ -98,8 +102,38 @@ class FieldPolicyAdmin(AuditedAdmin):
                 self.admin_site.admin_view(self.preview_view),
                 name="conversations_fieldpolicy_preview",
             ),
+            path(
+                "several/",
+                self.admin_site.admin_view(self.several_view),
+                name="conversations_fieldpolicy_several",
+            ),
             *super().get_urls(),
         ]
+
+    def several_view(self, request: HttpRequest) -> HttpResponse:
+        """Several fields of one tool in one form, saved together (``admin/several.py``)."""
+        if not self.has_add_permission(request) or not self.has_change_permission(request):
+            raise PermissionDenied
+        form = SeveralFieldsForm(request.POST or None)
+        if request.method == "POST" and form.is_valid():
+            policies = form.cleaned_data["policies"]
+            job = field_policies_save(policies=policies, actor=request.user)
+            self.message_user(
+                request,
+                f"{len(policies)} field polic{'y' if len(policies) == 1 else 'ies'} saved; "
+                f"re-projection job {job.pk} queued.",
+            )
+            return redirect("admin:conversations_fieldpolicy_changelist")
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Field policies: several fields of one tool",
+            "form": form,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(
+            request, "admin/conversations/fieldpolicy/several.html", context,
+            status=400 if request.method == "POST" else 200,
+        )  # fmt: skip
 
     def preview_view(self, request: HttpRequest) -> HttpResponse:
         """A draft policy over one exchange, picked from the latest ones with tool calls (or

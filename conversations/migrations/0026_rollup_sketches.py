@@ -58,7 +58,7 @@ def backfill(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("conversations", "0021_alert_destinations"),
+        ("conversations", "0025_workspace_second_pass"),
     ]
 
     operations = [

@@ -45,6 +45,11 @@ def _is_reviewer(user: Any) -> bool:
     return bool(user.is_active and user.groups.filter(name=REVIEWER_GROUP).exists())
 
 
+def is_reviewer(user: Any) -> bool:
+    """Whether ``user`` is an active member of the reviewer group (one query)."""
+    return _is_reviewer(user)
+
+
 def review_grant_check(
     *,
     reviewer: Any,

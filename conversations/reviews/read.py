@@ -23,7 +23,7 @@ from audit.hashing import hmac_key
 from audit.selectors import AuditFilters, audit_events
 
 from ..keystore.keys import data_key_for, decrypt_message
-from ..models import Exchange, Message, ReviewAlert, ReviewGrant
+from ..models import Block, Exchange, Message, ReviewAlert, ReviewGrant
 from ..projection.redaction import redact
 from . import provider
 from .grants import ReviewError, review_grant_live
@@ -80,6 +80,10 @@ class ShownExchange:
     reasoning_tokens: int | None
     traces: list[ShownTrace] = field(default_factory=list)
     notice: str = ""  # why a fetch gave nothing, in the reviewer's words
+    # The visible answer this exchange produced (as the conversation page shows it), so the
+    # reviewer reads the reasoning beside what it led to. Not part of ``content_hash``: it is
+    # the conversation's own visible text, not what the review discloses.
+    answer: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,25 @@ def _shown(trace: Trace, source: str) -> ShownTrace:
         note=_note(trace),
         source=source,
     )
+
+
+def _answers(conversation_id: int) -> dict[int, list[str]]:
+    """Per exchange, the visible text of the answer it produced (one query of Block rows)."""
+    answers: dict[int, list[str]] = {}
+    rows = (
+        Block.objects.filter(
+            conversation_id=conversation_id,
+            block_class=Block.Class.VISIBLE,
+            message__superseded=False,
+            message__from_response=True,
+        )
+        .order_by("message__sequence", "position")
+        .values_list("message__exchange_id", "text")
+    )
+    for exchange_id, text in rows:
+        if text:
+            answers.setdefault(exchange_id, []).append(text)
+    return answers
 
 
 def _stored_traces(conversation_id: int) -> tuple[list[Exchange], dict[int, list[Trace]]]:
@@ -154,6 +177,7 @@ def _fetched(stored: list[Trace], body: dict[str, Any]) -> list[Trace]:
 @sensitive_variables()
 def _exchanges_shown(conversation_id: int) -> list[ShownExchange]:
     exchanges, traces = _stored_traces(conversation_id)
+    answers = _answers(conversation_id) if exchanges else {}
     shown: list[ShownExchange] = []
     client = None
     fetches = 0
@@ -199,6 +223,7 @@ def _exchanges_shown(conversation_id: int) -> list[ShownExchange]:
                     reasoning_tokens=exchange.reasoning_tokens,
                     traces=items,
                     notice=notice,
+                    answer=answers.get(exchange.pk, []),
                 )
             )
     finally:

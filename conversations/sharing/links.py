@@ -28,6 +28,8 @@ from django.utils import timezone
 
 import audit
 
+from ..keystore import crypto
+from ..keystore.keys import KeyDestroyed, data_key_for
 from ..models import Message, ShareLink
 from ..permissions import (
     access_conversation,
@@ -71,6 +73,36 @@ def _new_token() -> str:
     return signing.dumps(secrets.token_urlsafe(32), salt=SALT, compress=False)
 
 
+def _aad(conversation_id: int, link_id: int) -> bytes:
+    return crypto.field_aad(conversation_id, "sharelink", link_id, "token")
+
+
+def _seal_token(conversation_id: int, link_id: int, token: str) -> bytes:
+    key = data_key_for(conversation_id, create=True)
+    return crypto.encrypt(key, token.encode(), _aad(conversation_id, link_id))
+
+
+def link_tokens(links: list[ShareLink]) -> dict[int, str]:
+    """The tokens of these links (one conversation's) that are still live, unsealed with the
+    conversation's data key: the conversation page shows them again. None for a link made
+    before tokens were sealed, or whose key is gone."""
+    live = [
+        link for link in links if link.token_ciphertext and link.state(timezone.now()) == "live"
+    ]
+    if not live:
+        return {}
+    try:
+        key = data_key_for(live[0].conversation_id)
+    except KeyDestroyed:
+        return {}
+    return {
+        link.pk: crypto.decrypt(
+            key, bytes(link.token_ciphertext or b""), _aad(link.conversation_id, link.pk)
+        ).decode()
+        for link in live
+    }
+
+
 @transaction.atomic
 def share_link_create(
     *, actor: Any, conversation_id: int, days: int | None = None
@@ -99,6 +131,8 @@ def share_link_create(
         created_by=actor,
         expires_at=now + timedelta(days=days),
     )
+    link.token_ciphertext = _seal_token(conversation.pk, link.pk, token)
+    link.save(update_fields=["token_ciphertext"])
     audit.record(
         "share_link.created",
         actor=actor,

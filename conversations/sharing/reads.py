@@ -21,7 +21,7 @@ import audit
 from ..models import Conversation, ShareLink
 from ..permissions import access_conversation, require_compliance, require_reader
 from ..selectors import conversation_page
-from .links import creator_may_open, token_sha256, token_valid
+from .links import creator_may_open, link_tokens, token_sha256, token_valid
 from .notes import note_templates
 from .transcript import CONTENT_TYPES, FORMATS, Transcript, page_up_to, render, transcript_of
 
@@ -90,10 +90,11 @@ class _ErasedLink:
 
 
 @transaction.atomic
-def share_open_read(*, token: str) -> Shared:
+def share_open_read(*, token: str, zone: str | None = None) -> Shared:
     """Open a share link. The transcript is rendered now, through the one projection, as an
     anonymous viewer sees it (no restricted field), up to the link's boundary. Every opening of
-    a link we signed is audited with the link as the actor, refused ones too."""
+    a link we signed is audited with the link as the actor, refused ones too. ``zone``: the
+    viewer's (their browser's, already checked), else the server's."""
     if not token_valid(token):
         return Shared("unknown")
     link = (
@@ -118,7 +119,7 @@ def share_open_read(*, token: str) -> Shared:
         return Shared(state, audit_id=event.pk)
     page = conversation_page(link.conversation, can_see_restricted=False)
     page = page_up_to(page, sequence=link.boundary_sequence, at=link.created_at)
-    tz, zone_name = _zone(None)
+    tz, zone_name = _zone(zone)
     transcript = transcript_of(
         page, zone=tz, zone_name=zone_name, templates=note_templates(), up_to=link.created_at
     )
@@ -148,7 +149,7 @@ def share_links_read(*, user: Any) -> list[LinkRow]:
     now = timezone.now()
     since = now - timedelta(days=30)
     rows = list(
-        ShareLink.objects.select_related("created_by")
+        ShareLink.objects.select_related("created_by", "conversation")
         .filter(Q(created_at__gte=since) | Q(expires_at__gt=now, revoked_at__isnull=True))
         .order_by("-created_at")[:500]
     )
@@ -166,6 +167,8 @@ def share_links_of(conversation: Conversation) -> list[ShareLink]:
         .select_related("created_by")
         .order_by("-created_at")
     )
+    tokens = link_tokens(links)
     for link in links:
         link.current = link.state(now)  # type: ignore[attr-defined]
+        link.token = tokens.get(link.pk, "")  # type: ignore[attr-defined]
     return links

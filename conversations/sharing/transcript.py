@@ -10,6 +10,10 @@ renders. From them it keeps:
   words, the ``identifier`` and ``status`` fields it keeps, and its work note;
 - the events in sentences; the backend's conversation id, the times, the zone they are given in.
 
+"Started" is the first message's time (as the page shows it), not when the console stored the
+conversation: a conversation imported later still started when its customer wrote. Each field of
+the trail says whether it was the call's input or its result ("order id ORD-1 (input)").
+
 Nothing else: no reasoning marker, no display/restricted field values, no error text, no model
 settings. A format renders a ``Transcript``, never rows.
 """
@@ -42,7 +46,7 @@ class CallText:
     tool: str
     action: str | None
     status: str
-    fields: list[tuple[str, str]]  # (label, value), identifier and status fields only
+    fields: list[tuple[str, str, str]]  # (label, value, "input" | "result"): identifier, status
     note: str
 
 
@@ -52,6 +56,7 @@ class TurnText:
     at: str | None
     text: list[str] = field(default_factory=list)
     calls: list[CallText] = field(default_factory=list)
+    kind: str = ""  # customer | assistant | ...: the share page styles turns as the page does
 
 
 @dataclass(frozen=True)
@@ -103,20 +108,21 @@ def transcript_of(
             elif part.kind == "tool" and part.tool is not None:
                 call = part.tool
                 kept = [
-                    (f.label, str(f.value))
+                    (f.label, str(f.value), "input" if f.side == "input" else "result")
                     for f in (*call.inputs, *call.outputs)
                     if f.storage_class in TRAIL_CLASSES
                 ]
                 calls.append(CallText(call.name, call.action, call.words, kept, call.note))
             # markers (reasoned, unclassified) are left out: an export is text only
         if texts or calls:
-            turns.append(TurnText(turn.label, _time(turn.at, zone), texts, calls))
+            turns.append(TurnText(turn.label, _time(turn.at, zone), texts, calls, turn.role))
     c = page.conversation
+    first = min((t.at for t in timeline.turns if t.at is not None), default=None)
     return Transcript(
         conversation=c.external_id,
         status=c.get_status_display(),
         zone=zone_name,
-        started_at=_time(c.created_at, zone) or "",
+        started_at=_time(first or c.created_at, zone) or "",
         last_activity_at=_time(c.last_activity_at, zone) or "",
         up_to=_time(up_to, zone),
         turns=turns,
@@ -126,7 +132,7 @@ def transcript_of(
 
 def _call_line(call: CallText) -> str:
     what = call.action or call.tool
-    fields = ", ".join(f"{label} {value}" for label, value in call.fields)
+    fields = ", ".join(f"{label} {value} ({side})" for label, value, side in call.fields)
     line = f"{what}{f' ({fields})' if fields else ''} → {call.status}"
     return f"{line} · {call.note}" if call.note else line
 
@@ -188,6 +194,7 @@ def render_json(t: Transcript) -> str:
     body["turns"] = [
         {
             "role": turn.role,
+            "kind": turn.kind,
             "at": turn.at,
             "text": turn.text,
             "tool_calls": [
@@ -195,7 +202,9 @@ def render_json(t: Transcript) -> str:
                     "tool": call.tool,
                     "action": call.action,
                     "status": call.status,
-                    "fields": [{"label": k, "value": v} for k, v in call.fields],
+                    "fields": [
+                        {"label": k, "value": v, "side": side} for k, v, side in call.fields
+                    ],
                     "note": call.note,
                 }
                 for call in turn.calls

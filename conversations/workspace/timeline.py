@@ -20,6 +20,7 @@ the page does not fetch yet, and re-pin the page's query count), and render it i
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -123,6 +124,7 @@ class Turn:
     parts: list[Part] = field(default_factory=list)
     exchange: ExchangeSummary | None = None
     ordinal: int = 0  # of the exchange that brought its first message
+    precise: bool = False  # shown with seconds: a neighbouring turn has the same minute
     _group: tuple[Any, ...] = ()
 
     @property
@@ -306,6 +308,7 @@ def build_timeline(page: Any) -> Timeline:
     for call in calls.values():
         _settle(call)
     _place_exchanges(turns, page.exchanges)
+    _mark_repeated_minutes(turns)
     events = [EventLine(ev.at, ev.type, event_sentence(ev.type, ev.value)) for ev in page.events]
     return Timeline(turns, events, calls)
 
@@ -342,3 +345,13 @@ def _place_exchanges(turns: list[Turn], exchanges: Iterable[Any]) -> None:
                 _group=("exchange", e.pk, True),
             ),
         )
+
+
+def _mark_repeated_minutes(turns: list[Turn]) -> None:
+    """Seconds where minutes repeat: three turns in one minute read 14:05:02, 14:05:09... rather
+    than 14:05 three times. (Zone offsets are whole minutes: the same minute in every zone.)"""
+    timed = [t for t in turns if t.at is not None and t.role != "exchange"]
+    for a, b in itertools.pairwise(timed):
+        assert a.at is not None and b.at is not None
+        if a.at.replace(second=0, microsecond=0) == b.at.replace(second=0, microsecond=0):
+            a.precise = b.precise = True

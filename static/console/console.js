@@ -13,6 +13,26 @@
     }
   } catch (e) { /* no Intl: the server's default zone is used, and named on every page */ }
 
+  // Copy buttons (a share link's address): the button names the field it copies by id.
+  document.addEventListener("click", function (ev) {
+    var button = ev.target && ev.target.closest ? ev.target.closest("[data-copy]") : null;
+    if (!button) return;
+    var field = document.getElementById(button.getAttribute("data-copy"));
+    if (!field) return;
+    var done = function () {
+      button.textContent = "Copied";
+      setTimeout(function () { button.textContent = "Copy"; }, 2000);
+    };
+    field.select();
+    if (navigator.clipboard && navigator.clipboard.writeText) {
+      navigator.clipboard.writeText(field.value).then(done, function () {
+        if (document.execCommand("copy")) done();
+      });
+    } else if (document.execCommand("copy")) {
+      done();
+    }
+  });
+
   function typing(el) {
     if (!el || !el.tagName) return false;
     var tag = el.tagName.toUpperCase();

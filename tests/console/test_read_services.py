@@ -120,8 +120,10 @@ PINNED = {
     ("agent", "hx:/?after={cursor}&start=51"): 10,  # nothing older: no snippet query
     ("admin", "/"): 11,
     # The conversation page (issue 18): + the work notes' templates, + its share links; a tool
-    # call: + the templates.
-    ("agent", "/conversations/{billing}/"): 17,
+    # call: + the templates. Issue 25: + the price table's rows, + the customer's other
+    # conversations, + their open deletion requests, + whether the reader is a reviewer (who
+    # may ask for review access).
+    ("agent", "/conversations/{billing}/"): 21,
     ("agent", "/conversations/{billing}/calls/{call}/"): 15,
     ("agent", "hx:/conversations/{billing}/calls/{call}/"): 15,
     ("agent", "/settings/"): 3,
@@ -131,6 +133,7 @@ PINNED = {
     ("compliance", "/audit/export.json"): 7,
     ("compliance", "/audit/review-grants/"): 8,
     ("compliance", "/compliance/deletions/"): 7,
+    # A request's detail: + the conversations it names (issue 25), none here: no query.
     ("compliance", "/compliance/deletions/{request}/"): 7,
     ("compliance", "/compliance/deletions/{done}/"): 7,
     ("compliance", "/compliance/deletions/{done}/receipt.csv"): 7,

@@ -90,8 +90,11 @@ def test_export_download_is_text_only_redacted_and_audited(
         assert body["conversation"] == "conv-billing"
         call = body["turns"][-1]["tool_calls"][0]
         assert call["tool"] == "get_order"
-        assert call["fields"] == [{"label": "order id", "value": "ORD-7654321"}]
+        # Each field says which side of the call it was on (issue 25).
+        assert call["fields"] == [{"label": "order id", "value": "ORD-7654321", "side": "input"}]
         assert [t["role"] for t in body["turns"]] == ["Customer", "Assistant"] * 2
+    else:
+        assert "order id ORD-7654321 (input)" in text
     event = AuditEvent.objects.filter(code="conversation.viewed").latest("id")
     assert event.details == {"page": "export", "format": fmt}
     assert event.actor_label == "agent"

@@ -212,7 +212,8 @@ def test_the_page_names_the_backend_id_ticket_and_zone(agent: Any, settings: Any
     assert f'<h1>Conversation <span class="cid">{BACKEND_ID}</span></h1>' in body
     assert f'href="https://desk.example.com/t/{TICKET}" rel="noopener noreferrer"' in body
     assert "Times in <strong>Europe/Paris</strong>" in body and "(your browser)" in body
-    assert "2026-11-03 15:05 CET" in body  # 14:05 UTC, in Paris
+    # 14:05 UTC, in Paris; with seconds, as the next turn falls in the same minute (issue 25)
+    assert "2026-11-03 15:05:00 CET" in body
     assert SHIPMENT_ERROR in body and REFUND_ERROR in body
     assert "&lt;script&gt;window.__pwned" in body and "<script>window" not in body
     assert "Escalated to a person: tool failed (queue: tier 2)." in body
@@ -238,7 +239,7 @@ def test_a_zone_the_user_chose_beats_the_browser(agent: Any, world: World) -> No
     }
     body = agent.get(f"/conversations/{target.pk}/").content.decode()
     assert "Times in <strong>Asia/Tokyo</strong>" in body and "(your setting)" in body
-    assert "2026-11-03 23:05 JST" in body
+    assert "2026-11-03 23:05:00 JST" in body  # seconds: the next turn is in the same minute
 
 
 def test_a_bad_zone_is_refused_and_an_unknown_cookie_ignored(agent: Any) -> None:

@@ -74,7 +74,8 @@ def test_agent_finds_a_conversation_by_its_ids_and_reads_it(
     world = build()
     pk, other = world.conversation.pk, world.other.pk
     first_time = (
-        STARTED.astimezone(ZoneInfo(ZONE)).strftime("%Y-%m-%d %H:%M ")
+        # With seconds: the next turn falls in the same minute (issue 25).
+        STARTED.astimezone(ZoneInfo(ZONE)).strftime("%Y-%m-%d %H:%M:%S ")
         + STARTED.astimezone(ZoneInfo(ZONE)).tzname()  # EST
     )
     shot = _shots(tmp_path)

@@ -154,7 +154,7 @@ def test_every_stream_streams_on_the_page_and_no_thought(
                 try:
                     page.wait_for_function(
                         "(expected) => JSON.stringify([...document.querySelectorAll('.live-block')]"
-                        ".map(e => e.textContent)) === JSON.stringify(expected)",
+                        ".map(e => e.dataset.raw)) === JSON.stringify(expected)",
                         arg=list(s.visible),
                         timeout=20000,
                     )

@@ -1,0 +1,136 @@
+"""Asking for a review grant from the conversation page, and deciding (issue 25).
+
+A reviewer who may read a conversation but holds no live grant on it asks for one, with the
+purpose, the ticket and how long (``review_access_request``); whoever may give grants (the
+``conversations.add_reviewgrant`` permission: admins) sees the pending requests on the review
+grants page and approves, which gives the grant through ``review_grant_create`` (checked and
+audited there), or denies (``review_access_decide``). Each step writes its audit row in its
+transaction: ``review_access.requested``, ``review_access.decided``.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.db import transaction
+from django.db.models import QuerySet
+from django.http import Http404
+from django.utils import timezone
+
+import audit
+
+from ..models import Conversation, ReviewAccessRequest, ReviewGrant
+from .grants import MAX_GRANT_DAYS, GrantRefused, is_reviewer, review_grant_create
+
+APPROVE_PERMISSION = "conversations.add_reviewgrant"
+
+
+def may_decide(user: Any) -> bool:
+    return bool(user.is_active and user.has_perm(APPROVE_PERMISSION))
+
+
+@transaction.atomic
+def review_access_request(
+    *, actor: Any, conversation: Conversation, purpose: str, reference: str, days: int
+) -> ReviewAccessRequest:
+    """A pending request by ``actor``, a reviewer who may read ``conversation`` (the caller,
+    ``services.conversation_review_ask``, checked that: 404 otherwise). One pending request per
+    reviewer and conversation: asking again returns it."""
+    if not is_reviewer(actor):
+        raise GrantRefused("only members of the reviewer group may ask for a review grant")
+    if purpose not in ReviewGrant.Purpose.values:
+        raise GrantRefused(f"unknown purpose {purpose!r}")
+    reference = reference.strip()
+    if not reference or len(reference) > 100:
+        raise GrantRefused("the reference (a ticket id) must be 1 to 100 characters")
+    if isinstance(days, bool) or not 1 <= days <= MAX_GRANT_DAYS:
+        raise GrantRefused(f"a grant lasts 1 to {MAX_GRANT_DAYS} days")
+    pending = ReviewAccessRequest.objects.filter(
+        requester=actor, conversation=conversation, status=ReviewAccessRequest.Status.PENDING
+    ).first()
+    if pending is not None:
+        return pending
+    row = ReviewAccessRequest.objects.create(
+        requester=actor,
+        conversation=conversation,
+        purpose=purpose,
+        reference=reference,
+        days=days,
+    )
+    audit.record(
+        "review_access.requested",
+        actor=actor,
+        conversation_id=conversation.pk,
+        request=row.pk,
+        purpose={"category": purpose, "reference": reference},
+        days=days,
+    )
+    return row
+
+
+@transaction.atomic
+def review_access_decide(*, actor: Any, request_id: int, approve: bool) -> ReviewAccessRequest:
+    """Approve (the grant is given from now for the days asked) or deny a pending request."""
+    if not may_decide(actor):
+        raise Http404("no such request")
+    row = (
+        ReviewAccessRequest.objects.select_for_update()
+        .select_related("requester", "conversation")
+        .filter(pk=request_id)
+        .first()
+    )
+    if row is None:
+        raise Http404("no such request")
+    if row.status != ReviewAccessRequest.Status.PENDING:
+        raise GrantRefused(f"this request was already {row.status}")
+    now = timezone.now()
+    if approve:
+        row.grant = review_grant_create(
+            reviewer=row.requester,
+            conversation=row.conversation,
+            purpose=row.purpose,
+            reference=row.reference,
+            expires_at=now + timedelta(days=row.days),
+            granted_by=actor,
+        )
+    row.status = (
+        ReviewAccessRequest.Status.APPROVED if approve else ReviewAccessRequest.Status.DENIED
+    )
+    row.decided_by, row.decided_at = actor, now
+    row.save(update_fields=["status", "decided_by", "decided_at", "grant"])
+    audit.record(
+        "review_access.decided",
+        actor=actor,
+        conversation_id=row.conversation_id,
+        request=row.pk,
+        outcome=row.status,
+        grant=row.grant_id,
+    )
+    return row
+
+
+def review_access_pending_read(*, user: Any) -> list[ReviewAccessRequest]:
+    """The approvers' list: pending requests, oldest first (404 for anyone else). Names the
+    conversation by its backend id and queue; no conversation content, so no audit row."""
+    if not may_decide(user):
+        raise Http404("no such page")
+    return list(review_access_pending())
+
+
+def review_access_pending() -> QuerySet[ReviewAccessRequest]:
+    """Pending requests, oldest first, with who asked and on which conversation (one query)."""
+    return (
+        ReviewAccessRequest.objects.filter(status=ReviewAccessRequest.Status.PENDING)
+        .select_related("requester", "conversation")
+        .order_by("requested_at")
+    )
+
+
+def review_access_mine(*, user: Any, conversation_id: int) -> ReviewAccessRequest | None:
+    """The reviewer's latest request on this conversation (the page says where it stands)."""
+    return (
+        ReviewAccessRequest.objects.filter(requester=user, conversation_id=conversation_id)
+        .order_by("-requested_at")
+        .first()
+    )

@@ -1,0 +1,38 @@
+"""The conversation page's customer panel: the customer's other conversations (those the reader
+may see, newest activity first) and the identifiers this conversation's tool calls carried.
+Open deletion requests for the customer come from ``retention`` (this app never imports it):
+the page asks ``retention.selectors.open_requests_for`` beside this panel.
+
+Pure: the read service (``reads.conversation_read``) fetches the other conversations the reader
+may see (one query, ``OTHERS + 1`` rows); the identifiers come from the timeline already built.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .timeline import Timeline
+
+OTHERS = 10  # the panel lists this many; "and more" past it
+
+
+@dataclass
+class CustomerPanel:
+    customer: str
+    others: list[Any] = field(default_factory=list)  # Conversation rows, newest activity first
+    more: bool = False
+    identifiers: list[tuple[str, str]] = field(default_factory=list)  # (label, value), distinct
+
+
+def customer_panel(*, customer: str, rows: list[Any], timeline: Timeline) -> CustomerPanel:
+    seen: dict[tuple[str, str], None] = {}
+    for call in timeline.calls.values():
+        for f in [*call.identifiers, *(o for o in call.outputs if o.storage_class == "identifier")]:
+            seen.setdefault((f.label, str(f.value)), None)
+    return CustomerPanel(
+        customer,
+        rows[:OTHERS],
+        len(rows) > OTHERS,
+        list(seen),
+    )
