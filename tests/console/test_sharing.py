@@ -316,7 +316,11 @@ def test_links_listed_on_the_conversation_page_and_for_compliance(
     staff = client_for(client, world, "compliance")
     listing = staff.get("/compliance/share-links/")
     assert listing.status_code == 200
-    assert f"<td>{live.pk}</td>" in listing.content.decode()
+    rows = listing.content.decode()
+    assert f'<td data-label="Link">{live.pk}</td>' in rows
+    # Conversations by the backend's id and their queue, not by the console's number.
+    assert f"<code>{world.billing.external_id}</code>" in rows
+    assert f'<td data-label="Queue">{world.billing.queue}</td>' in rows
     assert AuditEvent.objects.filter(code="audit.viewed").latest("id").details == {
         "page": "share-links",
         "results": 2,
