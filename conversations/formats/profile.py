@@ -108,16 +108,65 @@ Cuts = dict[int, set[int | str]]
 Decide = Callable[[Sequence[Any]], tuple[bool, set[int], Cuts]]
 
 
+# The account regimes a rule may be keyed by (``ANTHROPIC_THINKING_REGIME``): where a provider
+# leaves a check to the account, the deployment says which applies; ``ANY`` matches every one.
+ANY = "*"
+PRESERVED = "preserved"  # the provider checks that nothing before a thinking block changed
+LEGACY = "legacy"  # no such check: earlier turns' thinking may be left out
+REGIMES = (PRESERVED, LEGACY)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One continuation rule: for the models matching ``models`` (``fnmatch`` patterns on the
+    model id, lower case) under ``regime``, what ``decide`` leaves out, as ``says`` puts it in
+    words, following ``citation``. ``name`` is the rule's stable name (the API reports it in the
+    ``Continuation-Rule`` header; tests and docs/formats.md name it)."""
+
+    name: str
+    models: tuple[str, ...]
+    regime: str
+    decide: Decide
+    says: str
+    citation: Citation
+
+    def matches(self, model: str, regime: str) -> bool:
+        if self.regime not in (ANY, regime):
+            return False
+        name = model.lower()
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.models)
+
+
 @dataclass(frozen=True, slots=True)
 class Continuation:
-    """What ``?for=continuation`` may leave out for one format: ``decide`` reads the stored
-    history (parsed) and says whether a tool loop is open, which elements are protected, and what
-    to cut; ``member`` names the array member the cut indices address (``content``, ``parts``),
-    or "" when cuts are whole elements or member names."""
+    """What ``?for=continuation`` may leave out for one format: the first of ``rules`` that
+    matches the conversation's model and the account's regime decides (a model no rule names
+    gets the byte-exact replay: cutting can only break a provider's check, keeping costs
+    tokens). ``decide`` reads the stored history (parsed) and says whether a tool loop is open,
+    which elements are protected, and what to cut; ``member`` names the array member the cut
+    indices address (``content``, ``parts``), or "" when cuts are whole elements or member
+    names."""
 
-    decide: Decide
+    rules: tuple[Rule, ...]
     member: str
-    citations: tuple[Citation, ...]
+
+    @property
+    def citations(self) -> tuple[Citation, ...]:
+        return tuple(rule.citation for rule in self.rules)
+
+    def rule(self, model: str, regime: str) -> Rule | None:
+        """The rule for ``model`` under ``regime``, or None (the byte-exact replay)."""
+        return next((r for r in self.rules if r.matches(model, regime)), None)
+
+
+def keep_all(decide: Decide) -> Decide:
+    """A rule that leaves nothing out; whether a tool loop is open is ``decide``'s answer."""
+
+    def kept(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
+        open_loop, _, _ = decide(values)
+        return open_loop, set(range(len(values))), {}
+
+    return kept
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,8 +223,13 @@ class Profile:
             out.append("finishes (words for every value)")
         if not self.usage.reports and self.usage.reasoning is not ReasoningUsage.NOT_REPORTED:
             out.append("usage")
-        if not self.continuation.citations:
-            out.append("continuation (its citations)")
+        if not self.continuation.rules:
+            out.append("continuation (its rules)")
+        if any(
+            not (r.citation.url and r.citation.quote and r.citation.checked)
+            for r in self.continuation.rules
+        ):
+            out.append("continuation (a citation for every rule)")
         if self.inline is not None:
             never = self.block_types.get(BlockClass.NEVER, frozenset())
             visible = self.block_types.get(BlockClass.VISIBLE, frozenset())

@@ -8,6 +8,9 @@ from typing import Any
 
 from ...blocks import BlockClass
 from ..profile import (
+    ANY,
+    LEGACY,
+    PRESERVED,
     Capture,
     Citation,
     Continuation,
@@ -17,8 +20,10 @@ from ..profile import (
     Probe,
     Profile,
     ReasoningUsage,
+    Rule,
     UsageProfile,
     items_of,
+    keep_all,
     type_of,
 )
 
@@ -83,18 +88,69 @@ def _continuation(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
     return open_loop, protected, cuts
 
 
+# Claude models with preserved thinking (a prefix check on every thinking block sent back):
+# Fable/Mythos 5.1 and later, Opus/Sonnet/Haiku 5.5 and later (the docs' supported models),
+# under any provider prefix (Bedrock ``anthropic.claude-...``, Vertex ``claude-...@date``).
+PRESERVED_MODELS = (
+    "*claude-fable-5-[1-9]*",
+    "*claude-mythos-5-[1-9]*",
+    "*claude-fable-[6-9]*",
+    "*claude-mythos-[6-9]*",
+    "*claude-opus-5-[5-9]*",
+    "*claude-sonnet-5-[5-9]*",
+    "*claude-haiku-5-[5-9]*",
+    "*claude-opus-[6-9]*",
+    "*claude-sonnet-[6-9]*",
+    "*claude-haiku-[6-9]*",
+)
+PREFIX_CHECK = Citation(
+    url="https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks",
+    quote="A prefix check fails if `system`, `tools`, or an earlier message changed after Claude "
+    "produced a block. It also fails if a thinking block between others was left out or moved.",
+    checked="2026-12-02",
+)
+ACCOUNT_REGIME = Citation(
+    url="https://platform.claude.com/docs/en/build-with-claude/preserved-thinking",
+    quote="The model check applies to every account. The API enforces the prefix check by "
+    "default for accounts created on or after August 31, 2026, 00:00 UTC.",
+    checked="2026-12-02",
+)
+EARLIER_THINKING = Citation(
+    url="https://platform.claude.com/docs/en/build-with-claude/context-windows",
+    quote="The API automatically excludes thinking blocks from previous turns when you pass them "
+    "back as part of the conversation history.",
+    checked="2026-12-02",
+)
+
 CONTINUATION = Continuation(
-    decide=_continuation,
-    member="content",
-    citations=(
-        Citation(
-            url="https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking",
-            quote="thinking blocks from previous assistant turns are stripped by the API and do "
-            "not count as context; during tool use the thinking blocks of the last assistant "
-            "message must be passed back complete and unmodified",
-            checked="2025-11-20",
+    rules=(
+        Rule(
+            name="anthropic.preserved-thinking",
+            models=PRESERVED_MODELS,
+            regime=PRESERVED,
+            decide=keep_all(_continuation),
+            says="nothing is left out: every thinking block goes back unmodified, in place",
+            citation=PREFIX_CHECK,
+        ),
+        Rule(
+            name="anthropic.preserved-thinking-legacy-account",
+            models=PRESERVED_MODELS,
+            regime=LEGACY,
+            decide=_continuation,
+            says="an account created before 2026-08-31 (no prefix check unless a request asks "
+            "for one): earlier turns' thinking is left out outside the open tool loop",
+            citation=ACCOUNT_REGIME,
+        ),
+        Rule(
+            name="anthropic.earlier-thinking",
+            models=("*claude-*",),
+            regime=ANY,
+            decide=_continuation,
+            says="earlier turns' thinking is left out; the open tool loop's turn is kept whole",
+            citation=EARLIER_THINKING,
         ),
     ),
+    member="content",
 )
 
 
