@@ -90,6 +90,18 @@ class UsageProfile:
     reports: frozenset[str]
     reasoning: ReasoningUsage
     input_includes_cache: bool
+    # Where the provider does not report reasoning tokens apart: the characters of one output
+    # message (parsed) that are reasoning, and the other characters the output tokens paid for
+    # (text, tool input). ``estimate_reasoning`` shares the output tokens out by them.
+    split: Callable[[Any], tuple[int, int]] | None = None
+
+
+def estimate_reasoning(output_tokens: int | None, reasoning: int, other: int) -> int | None:
+    """The reasoning share of ``output_tokens`` estimated from the characters of each (None
+    when nothing was reasoned or no output was counted). Labelled "estimated" wherever shown."""
+    if not output_tokens or reasoning <= 0:
+        return None
+    return round(output_tokens * reasoning / (reasoning + max(other, 0)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +182,43 @@ def keep_all(decide: Decide) -> Decide:
 
 
 @dataclass(frozen=True, slots=True)
+class Unseen:
+    """A member of a message the provider never puts in the model's prompt: a history that
+    drops it (or sends it with another serialisation) is a change the model does not see, so it
+    is recorded, but raises no banner and no alert (DESIGN section 14). ``path`` addresses it
+    from the message object (``"*"``: every element of an array); it counts as unseen only with
+    the value ``value`` (an empty list, the default caller)."""
+
+    path: tuple[str, ...]
+    value: Any
+    why: str
+    citation: Citation
+
+
+def prompt_form(unseen: Sequence[Unseen], value: Any) -> Any:
+    """``value`` (a message object) without the members ``unseen`` names, where they have the
+    value named: what two messages must share for the model to see the same thing."""
+    for rule in unseen:
+        value = _without(value, rule.path, rule.value)
+    return value
+
+
+def _without(value: Any, path: tuple[str, ...], expected: Any) -> Any:
+    head, rest = path[0], path[1:]
+    if head == "*":
+        if not isinstance(value, list):
+            return value
+        return [_without(v, rest, expected) for v in value]
+    if not isinstance(value, dict) or head not in value:
+        return value
+    if not rest:
+        if value[head] != expected:
+            return value
+        return {k: v for k, v in value.items() if k != head}
+    return {**value, head: _without(value[head], rest, expected)}
+
+
+@dataclass(frozen=True, slots=True)
 class Capture:
     """The provider calls that are this format's exchanges: a ``POST`` whose URL path ends in
     one of ``paths``. Empty for a format captured where the chat backend answers its browser
@@ -201,6 +250,11 @@ class Profile:
     capture: Capture
     inline: Inline | None = None
     probe: Probe | None = None
+    # Members of a message the provider never puts in the prompt (``Unseen``).
+    unseen: tuple[Unseen, ...] = ()
+    # The request members that come before the history in the model's prompt (system, tools):
+    # a change of one is a change the model sees (``signals/rewrites.py``, kind ``settings``).
+    prefix_settings: tuple[str, ...] = ()
 
     def finish(self, raw: str) -> Finish:
         """The kind of a raw stop value; OTHER for one this profile does not list."""

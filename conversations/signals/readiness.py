@@ -73,6 +73,9 @@ class Readiness:
     recommended_max_tokens: int | None
     hit_limit: int
     hidden_share: float | None  # reasoning tokens as a share of output tokens
+    # Exchanges whose reasoning tokens were estimated (the provider counts them inside the
+    # output): the report labels the share "estimated" when any was.
+    hidden_estimated: int
     arms: list[Arm]
     price_per_resolution_point: float | None
     served_by: dict[str, list[str]]  # requested model -> snapshots that answered
@@ -125,7 +128,7 @@ def reasoning_readiness(
             g for g in groups if model in (g.group["served_model"], g.group["requested_model"])
         ]
     hist = buckets.empty()
-    exchanges = truncated = output = reasoning = 0
+    exchanges = truncated = output = reasoning = estimated = 0
     served_by: dict[str, list[str]] = {}
     for g in groups:
         buckets.add(hist, g.arrays["output_hist"])
@@ -133,6 +136,7 @@ def reasoning_readiness(
         truncated += g["truncated"]
         output += g["output_tokens"]
         reasoning += g["reasoning_tokens"]
+        estimated += g["reasoning_estimated"]
         served_by.setdefault(g.group["requested_model"], []).append(g.group["served_model"])
     warnings = []
     for requested, snapshots in sorted(served_by.items()):
@@ -241,6 +245,7 @@ def reasoning_readiness(
         recommended_max_tokens=recommend(p99, max_budget),
         hit_limit=truncated,
         hidden_share=reasoning / output if output else None,
+        hidden_estimated=estimated,
         arms=arms,
         price_per_resolution_point=gained,
         served_by={k: sorted(set(v)) for k, v in served_by.items()},

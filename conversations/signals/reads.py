@@ -28,6 +28,7 @@ from .alerts import shown
 from .facts import FINISHES
 from .models import Alert, AlertEvent, AlertRule, ModelPrice
 from .readiness import Readiness, reasoning_readiness
+from .rewrites import SEEN
 from .selectors import Sums, rollups_summed
 
 FINISH_WORDS = {
@@ -93,6 +94,9 @@ class ModelPage:
     conversations: int
     output: dict[str, int | None]
     reasoning_share: float | None
+    # Exchanges whose reasoning was estimated (the provider counts it inside the output), of
+    # those that reasoned: the page labels the share "estimated" when any was.
+    reasoning_estimated: int
     finishes: list[tuple[str, int, float]]
     latency: dict[str, int | None]
     cache_read_share: float | None
@@ -170,6 +174,7 @@ def model_page_read(
         reasoning_share=total["reasoning_tokens"] / total["output_tokens"]
         if total["output_tokens"]
         else None,
+        reasoning_estimated=total["reasoning_estimated"],
         finishes=finishes,
         latency={"p50": total.pct("latency_hist", 50), "p95": total.pct("latency_hist", 95)},
         cache_read_share=total["cache_read_tokens"] / inputs if inputs else None,
@@ -221,7 +226,7 @@ def behind(rule: AlertRule, alert: Alert) -> Q:
         m.REPEATED: Q(repeated_tool_calls__gt=0),
         m.TOOL_ERRORS: Q(tool_errors__gt=0),
         m.REFUSALS: Q(refusal=True),
-        m.REWRITES: ~Q(rewrite_kind=""),
+        m.REWRITES: Q(rewrite_kind__in=SEEN),
         m.LATENCY: Q(latency_ms__gt=rule.threshold),
     }[m(metric)]
     return q & condition

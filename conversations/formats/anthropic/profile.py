@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Unseen,
     UsageProfile,
     items_of,
     keep_all,
@@ -154,6 +156,46 @@ CONTINUATION = Continuation(
 )
 
 
+UNSEEN = (
+    Unseen(
+        path=("content", "*", "caller"),
+        value={"type": "direct"},
+        why="a tool_use block's default caller: a block without one is called directly",
+        citation=Citation(
+            url="https://www.rubydoc.info/gems/anthropic/Anthropic/Models/Beta/BetaToolUseBlockParam",
+            quote="#caller_ ⇒ Anthropic::Models::Beta::BetaDirectCaller, ... Tool invocation "
+            "directly from the model. (the request block's constructor: caller_: nil)",
+            checked="2026-12-02",
+        ),
+    ),
+)
+
+
+def _split(message: Any) -> tuple[int, int]:
+    """Reasoning and other characters of an assistant message: thinking text (a thinking block
+    shown empty: its signature's bytes; ``redacted_thinking``: its data's bytes) against text and
+    tool input. Thinking is billed in full and shown summarised: an underestimate, labelled."""
+    reasoning = other = 0
+    for block in items_of(message, "content"):
+        kind = type_of(block)
+        if kind == "thinking":
+            text = block.get("thinking")
+            signature = block.get("signature")
+            if isinstance(text, str) and text:
+                reasoning += len(text)
+            elif isinstance(signature, str):
+                reasoning += len(signature) * 3 // 4
+        elif kind == "redacted_thinking":
+            data = block.get("data")
+            reasoning += len(data) * 3 // 4 if isinstance(data, str) else 0
+        elif kind == "text":
+            text = block.get("text")
+            other += len(text) if isinstance(text, str) else 0
+        elif "input" in block:
+            other += len(json.dumps(block["input"], ensure_ascii=False, default=str))
+    return reasoning, other
+
+
 def _probes(
     model: str, budget: int, question: str
 ) -> list[tuple[str, int, int | None, dict[str, Any]]]:
@@ -184,9 +226,12 @@ PROFILE = Profile(
         # how much where the API sends it (newer API versions), else it is estimated.
         reasoning=ReasoningUsage.INSIDE_OUTPUT,
         input_includes_cache=False,
+        split=_split,
     ),
     continuation=CONTINUATION,
     tool_states={},
     capture=Capture(paths=("/v1/messages",)),
     probe=Probe(provider="anthropic", path="/v1/messages", bodies=_probes),
+    unseen=UNSEEN,
+    prefix_settings=("system", "tools"),
 )

@@ -142,6 +142,30 @@ CONTINUATION = Continuation(
 )
 
 
+def _split(message: Any) -> tuple[int, int]:
+    """Reasoning and other characters of a Chat assistant message: ``reasoning_content`` /
+    ``reasoning`` and a leading ``<think>`` span, against the answer and the tool arguments (for
+    servers that do not report ``reasoning_tokens``)."""
+    if not isinstance(message, dict):
+        return 0, 0
+    reasoning = sum(len(v) for k in REASONING_KEYS if isinstance(v := message.get(k), str))
+    content = message.get("content")
+    other = 0
+    if isinstance(content, str):
+        stripped = content.lstrip()
+        if stripped.startswith(INLINE.open):
+            end = stripped.find(INLINE.close)
+            cut = len(stripped) if end < 0 else end + len(INLINE.close)
+            reasoning += cut
+            stripped = stripped[cut:]
+        other += len(stripped)
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") if isinstance(call, dict) else None
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        other += len(arguments) if isinstance(arguments, str) else 0
+    return reasoning, other
+
+
 def _probes(
     model: str, budget: int, question: str
 ) -> list[tuple[str, int, int | None, dict[str, Any]]]:
@@ -167,10 +191,12 @@ PROFILE = Profile(
         ),
         reasoning=ReasoningUsage.SPLIT,
         input_includes_cache=True,
+        split=_split,
     ),
     continuation=CONTINUATION,
     tool_states={},
     capture=Capture(paths=("/chat/completions",)),
     inline=INLINE,
     probe=Probe(provider="openai", path="/v1/chat/completions", bodies=_probes),
+    prefix_settings=("tools",),
 )

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from ...blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
@@ -373,6 +374,8 @@ class _Stream:
         self.items: dict[int, dict[str, Any]] = {}  # by output_index
         self.item_at: dict[int, str] = {}  # the event path each item was last taken from
         self.done: set[int] = set()
+        # The done form of an item the terminal response gives in another form.
+        self.alternates: dict[int, dict[str, Any]] = {}
         self.skeleton: tuple[dict[str, Any], str] | None = None  # response.created/in_progress
         self.final: tuple[dict[str, Any], str] | None = None  # the terminal event's response
         self.failed: tuple[dict[str, Any], str] | None = None  # response.failed's response
@@ -624,24 +627,30 @@ class _Stream:
 
 
 def _finish_from_terminal(state: _Stream, body: dict[str, Any], body_at: str) -> None:
-    """An item whose ``response.output_item.done`` never came is the terminal response's item of
-    the same identity (type and id, or call id), as the SDK takes it: the announced item still
-    says ``in_progress`` and may carry an early ``encrypted_content``. With no such item in the
-    terminal response, it stays as its events built it."""
-    pending = [k for k in sorted(state.items) if k not in state.done]
+    """Each item is the terminal response's item of the same identity (type and id, or call
+    id), as the SDK hands it to the backend (``get_final_response()``, ``response.output``): the
+    backend's ordinary loop sends that form back. An item whose ``response.output_item.done``
+    came and differs from it (the real API's ``encrypted_content`` differs between the two) keeps
+    its done form as an alternate: both byte forms are the provider's, and a history that sends
+    either back is unmodified. An item the terminal response does not have stays as its events
+    built it (an announced item still says ``in_progress`` and may carry an early
+    ``encrypted_content``)."""
     output = body.get("output")
-    if not pending or not isinstance(output, list):
+    if not isinstance(output, list):
         return
     final: dict[tuple[Any, Any, Any], tuple[int, dict[str, Any]]] = {}
     for i, item in enumerate(output):
         if isinstance(item, dict) and isinstance(item.get("type"), str):
             final.setdefault(_identity(item), (i, item))
-    for k in pending:
+    for k in sorted(state.items):
         found = final.get(_identity(state.items[k]))
-        if found is not None:
-            i, item = found
-            state.items[k] = item
-            state.item_at[k] = f"{body_at}.output[{i}]"
+        if found is None:
+            continue
+        i, item = found
+        if k in state.done and _joined(state.items[k]) != item:
+            state.alternates[k] = state.items[k]
+        state.items[k] = item
+        state.item_at[k] = f"{body_at}.output[{i}]"
 
 
 def _parse_stream(text: Any, params: Params, *, cancelled: bool = False) -> list[Message]:
@@ -679,6 +688,11 @@ def _parse_stream(text: Any, params: Params, *, cancelled: bool = False) -> list
         _message(item, _serialise(item, field=field, at=at), field=field, at=at)
         for item, at in zip(items, where, strict=True)
     ]
+    for n, k in enumerate(sorted(state.items) if state.items else ()):
+        done = state.alternates.get(k)
+        if done is not None:
+            alternate = _serialise(done, field=field, at=where[n])
+            output[n] = replace(output[n], alternates=(alternate,))
     _fill_params(params, body, items, output, field=field, at=body_at)
     if state.error is not None:
         params.stream_error = state.error

@@ -20,6 +20,7 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Unseen,
     UsageProfile,
     keep_all,
     type_of,
@@ -122,6 +123,21 @@ CONTINUATION = Continuation(
 )
 
 
+UNSEEN = (
+    Unseen(
+        path=("content", "*", "annotations"),
+        value=[],
+        why="an output_text part's empty annotations list: no citation to carry",
+        citation=Citation(
+            url="https://openrouter.ai/docs/client-sdks/python/components/responseoutputtext",
+            quote="annotations | List[components.OpenAIResponsesAnnotation] | :heavy_minus_sign: "
+            "(optional in an output_text part sent back)",
+            checked="2026-12-02",
+        ),
+    ),
+)
+
+
 def _probes(
     model: str, budget: int, question: str
 ) -> list[tuple[str, int, int | None, dict[str, Any]]]:
@@ -155,4 +171,6 @@ PROFILE = Profile(
     tool_states=TOOL_STATES,
     capture=Capture(paths=("/responses",)),
     probe=Probe(provider="openai", path="/v1/responses", bodies=_probes),
+    unseen=UNSEEN,
+    prefix_settings=("instructions", "tools"),
 )

@@ -211,28 +211,36 @@ def test_stream_accumulates_to_the_terminal_output(rec: Recorded) -> None:
     assert len(got) == len(expected)
     for i, (item, final) in enumerate(zip(got, expected, strict=True)):
         assert compact(item) == parsed.output[i].raw  # serialised once, compactly
-        if item == final:
+        # The stored item is response.completed's, the one the SDK hands the backend.
+        assert item == final
+        if done[i] == final:
+            assert parsed.output[i].alternates == ()
             continue
-        # The one known difference: encrypted reasoning is re-encrypted for every serialisation,
-        # so output_item.done and response.completed carry different blobs. done wins.
-        assert {k: v for k, v in item.items() if k != "encrypted_content"} == {
+        # Encrypted reasoning is re-encrypted for every serialisation, so output_item.done
+        # carries another blob: that form is kept as the item's alternate.
+        assert {k: v for k, v in done[i].items() if k != "encrypted_content"} == {
             k: v for k, v in final.items() if k != "encrypted_content"
         }
-        assert item["encrypted_content"] == done[i]["encrypted_content"]
+        assert [json.loads(a) for a in parsed.output[i].alternates] == [done[i]]
     assert parsed.params.response_id == terminal["response"]["id"]
     assert parsed.params.usage.output_tokens == terminal["response"]["usage"]["output_tokens"]
 
 
-def test_stream_done_item_wins_over_added_item() -> None:
+def test_stream_completed_item_wins_over_done_and_added_items() -> None:
     (rec, *_) = load("vercel-ai__openai-reasoning-encrypted-content.1.chunks.txt")
     assert rec.stream is not None
     evs = events(rec.stream)
     added = next(e["item"] for e in evs if e["type"] == "response.output_item.added")
     done = next(e["item"] for e in evs if e["type"] == "response.output_item.done")
     assert added["encrypted_content"] != done["encrypted_content"]
+    completed = next(e for e in evs if e["type"] == "response.completed")["response"]["output"][0]
     parsed = parse_recorded(rec)
-    assert json.loads(parsed.output[0].raw)["encrypted_content"] == done["encrypted_content"]
-    assert list(json.loads(parsed.output[0].raw)) == list(done)  # key order of done
+    assert json.loads(parsed.output[0].raw)["encrypted_content"] == completed["encrypted_content"]
+    assert list(json.loads(parsed.output[0].raw)) == list(completed)  # key order of completed
+    assert (
+        json.loads(parsed.output[0].alternates[0])["encrypted_content"]
+        == (done["encrypted_content"])
+    )
 
 
 def test_stream_with_or_without_event_lines_is_the_same() -> None:

@@ -181,9 +181,6 @@ PINNED = {
     ("pydantic-pydantic-ai__test_anthropic_mcp_servers_stream.yaml#0", "anthropic"): (
         "beta-only block"
     ),
-    ("vercel-ai__openai-reasoning-encrypted-content.1.chunks.txt#0", "openai-responses"): (
-        "re-encrypted reasoning"
-    ),
     ("streams/ai-sdk-unknown-chunk.sse", "ai"): "unknown chunk type",
 }
 
@@ -387,18 +384,22 @@ def test_pinned_beta_only_blocks_follow_the_beta_accumulator() -> None:
     assert plain["content"][1]["type"] == "mcp_tool_use" and plain["content"][1]["input"] == {}
 
 
-def test_pinned_reencrypted_reasoning_keeps_the_done_items_blob() -> None:
+def test_reencrypted_reasoning_keeps_the_completed_blob_and_the_done_one_beside() -> None:
     """OpenAI encrypts reasoning again for every serialisation: ``response.output_item.done``
     and ``response.completed`` carry different ``encrypted_content`` for the same item, both
-    valid. The SDK's final response takes the completed one; the project keeps the done one (its
-    stored bytes predate this test and replay must not change). The rest of the item is equal."""
+    valid. The stored item is the completed one, as the SDK's final response has it (the
+    backend's loop sends that back); the done one is kept as the item's alternate, so a history
+    that sends it back is unmodified too (``ingest/history.py``)."""
     stream = _fixture("vercel-ai__openai-reasoning-encrypted-content.1.chunks.txt#0").stream
     verdict = runner.openai_responses(stream, [])
-    assert [d.split(":")[0] for d in verdict.diffs] == ["$[0].encrypted_content"]
+    assert verdict.agree and verdict.diffs == []
     events = [json.loads(line[6:]) for line in stream.splitlines() if line.startswith("data: ")]
     done = next(e for e in events if e["type"] == "response.output_item.done")
+    completed = next(e for e in events if e["type"] == "response.completed")
     assert verdict.ours.messages is not None
-    assert verdict.ours.messages[0]["encrypted_content"] == done["item"]["encrypted_content"]
+    blob = verdict.ours.messages[0]["encrypted_content"]
+    assert blob == completed["response"]["output"][0]["encrypted_content"]
+    assert blob != done["item"]["encrypted_content"]
 
 
 # Streams for the AI SDK pins: name -> (stream, continued message).
