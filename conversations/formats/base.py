@@ -61,7 +61,6 @@ FORMAT_ERRORS: dict[str, str] = {
     "unknown_index": "a stream event for a content index no event opened",
     "unknown_id": "a stream chunk for an id no chunk opened",
     "block_stopped": "a stream event for a content block already closed",
-    "delta_mismatch": "a delta of a kind its block cannot take",
     "unknown_format": "format names no registered format",
     "min_value": "a count (tokens) below zero",
     "max_value": "a count (tokens) larger than its column holds (2**31 - 1)",

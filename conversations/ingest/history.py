@@ -178,6 +178,7 @@ class ConversationState:
     # row id when stored before this batch, or its plan when it arrives in this batch.
     current: list[Hashes] = field(default_factory=list)
     current_rows: list[int | PlannedMessage] = field(default_factory=list)
+    current_formats: list[str] = field(default_factory=list)  # each one's exchange's format
     messages: int = 0  # added by this batch
     exchanges: int = 0  # added by this batch
     tool_calls: int = 0  # added by this batch
@@ -191,24 +192,27 @@ class ConversationState:
     last_prefix: str = ""
     last_cached: int | None = None
 
-    def stored(self, row_id: int, hashes: Hashes, *, superseded: bool) -> None:
-        """One message stored before this batch, in sequence order."""
+    def stored(self, row_id: int, hashes: Hashes, fmt: str, *, superseded: bool) -> None:
+        """One message stored before this batch, in sequence order, and its exchange's format."""
         self.count += 1
         if not superseded:
             self.current.append(hashes)
             self.current_rows.append(row_id)
+            self.current_formats.append(fmt)
 
     def supersede(self, index: int) -> int | None:
         """Stop current message ``index`` being current; its row id when stored before."""
         del self.current[index]
+        del self.current_formats[index]
         row = self.current_rows.pop(index)
         if isinstance(row, int):
             return row
         row.superseded = True  # not written yet: it is stored superseded
         return None
 
-    def add(self, messages: Sequence[PlannedMessage]) -> int:
-        """Append an exchange's new messages; returns the sequence number of the first."""
+    def add(self, messages: Sequence[PlannedMessage], fmt: str) -> int:
+        """Append an exchange's new messages (in format ``fmt``); returns the sequence number of
+        the first."""
         first = self.count
         self.count += len(messages)
         self.messages += len(messages)
@@ -217,7 +221,12 @@ class ConversationState:
             if not pm.superseded:
                 self.current.append(pm.hashes)
                 self.current_rows.append(pm)
+                self.current_formats.append(fmt)
         return first
+
+    def formats_from(self, index: int) -> set[str]:
+        """The formats the current messages from ``index`` on came in."""
+        return set(self.current_formats[index:])
 
 
 def _conformance(
@@ -276,14 +285,19 @@ def plan_batch(
             rejected.append((line, conflict))
             continue
         plan = exchange_plan(data.format, parsed, conversation.current)
-        if plan.rewritten_at is not None:
+        if plan.rewritten_at is not None and conversation.formats_from(plan.rewritten_at) <= {
+            data.format
+        }:
             plan.rewritten_rows = list(conversation.current_rows[plan.rewritten_at :])
+        # Otherwise the format changed mid-conversation (Responses then Chat, OpenAI then
+        # Anthropic): the stored messages are never read with the new format's parser, so the
+        # classification gets none of them and says only that the history differs.
         _conformance(conversation, data.format, parsed, plan)
         if plan.supersede_current is not None:
             stored_id = conversation.supersede(plan.supersede_current)
             if stored_id is not None:
                 superseded.append(stored_id)
-        first = conversation.add(plan.new_messages)
+        first = conversation.add(plan.new_messages, data.format)
         conversation.tool_calls += plan.tool_call_count
         conversation.truncated |= parsed.params.truncated
         conversation.refusal |= parsed.params.refusal

@@ -95,9 +95,10 @@ _UPSERT_QUEUES = (
 # Queue names this process has seen committed: their rows exist, no need to ask again.
 _known_queues: set[str] = set()
 _STORED_MESSAGES = (
-    "SELECT conversation_id, id, sha256, canonical_sha256, alternate_sha256, prompt_sha256, "  # noqa: S608
-    f"superseded FROM {_MESSAGES} "
-    "WHERE conversation_id = ANY(%s) ORDER BY conversation_id, sequence"
+    "SELECT m.conversation_id, m.id, m.sha256, m.canonical_sha256, m.alternate_sha256, "  # noqa: S608
+    f"m.prompt_sha256, m.superseded, e.format FROM {_MESSAGES} m "
+    f"JOIN {Exchange._meta.db_table} e ON e.id = m.exchange_id "
+    "WHERE m.conversation_id = ANY(%s) ORDER BY m.conversation_id, m.sequence"
 )
 # The latest exchange of each conversation: its format, prefix hash and cached tokens.
 _LAST_EXCHANGES = (
@@ -193,9 +194,10 @@ def lock_conversations(
             alts,
             prompt,
             superseded,
+            fmt,
         ) in cur.fetchall():
             hashes = Hashes(raw_hash, canonical, tuple(alts or ()), prompt or "")
-            existing[conversation_id].stored(message_id, hashes, superseded=superseded)
+            existing[conversation_id].stored(message_id, hashes, fmt, superseded=superseded)
         cur.execute(_LAST_EXCHANGES, [list(existing)])
         for conversation_id, fmt, prefix, read, written in cur.fetchall():
             state = existing[conversation_id]

@@ -44,7 +44,11 @@ export class Console {
         this.worker = new Worker(new URL("./worker.js", import.meta.url), {
           workerData: { url, token, options: plain, buffer: this.counts.buffer },
           name: "console-client",
+          // The process's own flags, less those only a main script takes (`node --input-type=module
+          // -e ...` would make the worker fail to start).
+          execArgv: workerArgv(process.execArgv),
         });
+        this.early = []; // captures sent before the worker said it runs: kept to resend if it dies
         this.worker.on("message", (message) => this.#message(message));
         this.worker.on("error", (error) => this.#lost(error));
         this.worker.unref(); // it never keeps the process alive by itself (see flush)
@@ -61,7 +65,9 @@ export class Console {
   }
 
   #message(message) {
-    if (message.t === "log") {
+    if (message.t === "ready") {
+      this.early = null;
+    } else if (message.t === "log") {
       this.log[message.level]?.(message.message);
     } else if (message.t === "done") {
       this.replies.get(message.id)?.(message.result);
@@ -81,6 +87,9 @@ export class Console {
     this.counts = this.delivery.counts;
     for (const resolve of this.replies.values()) resolve(false);
     this.replies.clear();
+    // What the worker got before it ever ran (it failed to start) is delivered here instead.
+    for (const capture of this.early ?? []) this.delivery.submit(capture);
+    this.early = null;
   }
 
   #ask(t, timeout) {
@@ -116,7 +125,13 @@ export class Console {
       }
       if (this.live.length) this.#sendLive(); // its chunks first
       const message = capture.message();
-      this.worker.postMessage({ t: "exchange", capture: message }, [message.received.buffer]);
+      if (this.early) {
+        // Until the worker runs, a copy is sent and the capture kept (see #lost).
+        this.early.push(capture);
+        this.worker.postMessage({ t: "exchange", capture: message });
+      } else {
+        this.worker.postMessage({ t: "exchange", capture: message }, [message.received.buffer]);
+      }
     } catch (error) {
       this.log.error("console-client: could not queue an exchange", error);
     }
@@ -238,3 +253,23 @@ process.on("exit", () => {
     }
   }
 });
+
+/** `execArgv` for the worker: the process's flags without those that only apply to a main
+ * script given on the command line (`--input-type`, `-e`/`--eval`, `-p`/`--print` and theirs). */
+export function workerArgv(argv) {
+  const out = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    if (arg.startsWith("--input-type")) {
+      if (arg === "--input-type") i++;
+      continue;
+    }
+    if (["-e", "--eval", "-p", "--print", "-pe"].includes(arg)) {
+      i++;
+      continue;
+    }
+    if (/^--(eval|print)=/.test(arg)) continue;
+    out.push(arg);
+  }
+  return out;
+}

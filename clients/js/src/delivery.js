@@ -150,6 +150,7 @@ export class Delivery {
     this.queue = [];
     this.busy = false; // an entry is being posted (or waits for its retry)
     this.holding = 0; // a queued exchange taken out of the queue, not (yet) spooled
+    this.inHand = null; // that exchange, while it is posted: spillSync spools it at exit
     this.stopping = false;
     this.closed = false;
     this.wake = false;
@@ -344,14 +345,16 @@ export class Delivery {
   async #postQueueHead() {
     const capture = this.queue.shift();
     this.holding = 1;
+    this.inHand = { capture, entry: null, spilled: false };
     try {
-      await this.#postCapture(capture);
+      await this.#postCapture(capture, this.inHand);
     } finally {
       this.holding = 0;
+      this.inHand = null;
     }
   }
 
-  async #postCapture(capture) {
+  async #postCapture(capture, hand = null) {
     if (capture.live && this.forwarder !== null) {
       // Its live chunks first: the exchange closes the live stream on the console, and a chunk
       // arriving after it would never be shown. Bounded: a slow console delays the record by
@@ -362,6 +365,7 @@ export class Delivery {
     }
     const entry = this.#entry(capture);
     if (entry === null) return;
+    if (hand !== null) hand.entry = entry;
     for (let attempt = 0; attempt <= this.options.retriesBeforeSpool; attempt++) {
       if (attempt) {
         if (!(await this.#waitForRetry(false))) break;
@@ -370,7 +374,9 @@ export class Delivery {
       const outcome = await this.#post(entry, capture.cancelled);
       if (outcome === SENT || outcome === REJECTED) return;
       if (outcome === FAILED) entry.attempts += 1;
+      if (hand?.spilled) return; // the process is exiting: spillSync spooled it
     }
+    if (hand?.spilled) return;
     await this.#toSpool(entry);
   }
 
@@ -538,10 +544,23 @@ export class Delivery {
 
   /** The same, synchronously, at the process's exit. */
   spillSync() {
+    // The exchange being posted (the console down: between two attempts) goes first, ahead of
+    // the queue behind it; the post in flight, if it lands after all, is the same
+    // Idempotency-Key.
+    // Spooled asynchronously but not yet written (a flush that timed out spills the queue so):
+    // first, they are older than the rest.
+    for (const entry of this.spool?.settleSync() ?? []) {
+      if (entry.path !== null) this.counts.add("spooled");
+    }
+    const hand = this.inHand;
+    if (hand !== null && !hand.spilled) {
+      hand.spilled = true;
+      this.queue.unshift(hand.entry === null ? hand.capture : { spilledEntry: hand.entry });
+    }
     while (this.queue.length) {
       const capture = this.queue.shift();
       try {
-        const entry = this.#entry(capture);
+        const entry = capture.spilledEntry ?? this.#entry(capture);
         if (entry === null) continue;
         if (this.spool === null) this.#drop(entry, "there is no spool");
         else {

@@ -172,7 +172,9 @@ export class Spool {
 
   /** Write `entry` at the tail, dropping the oldest entries to stay within bounds. */
   append(entry) {
+    this.#waiting.add(entry);
     return this.#serial(async () => {
+      if (!this.#waiting.delete(entry)) return; // written by settleSync() meanwhile
       const data = entry.bytes();
       if (!this.#room(data.length, entry)) return;
       const file = this.#name(entry);
@@ -182,6 +184,18 @@ export class Spool {
       this.files.push([file, data.length]);
       this.bytes += data.length;
     });
+  }
+
+  // Entries handed to append() whose write has not started: at the process's exit nothing
+  // async runs any more, so settleSync() writes them in order.
+  #waiting = new Set();
+
+  /** Write, synchronously, what append() was given and has not begun to write. */
+  settleSync() {
+    const waiting = [...this.#waiting];
+    this.#waiting.clear();
+    for (const entry of waiting) this.appendSync(entry);
+    return waiting;
   }
 
   /** The same, synchronously: for the process's 'exit' event, where nothing async runs. */

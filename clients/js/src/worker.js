@@ -55,3 +55,4 @@ parentPort.on("message", async (message) => {
     log.error("console-client: the worker failed on a message", error);
   }
 });
+parentPort.postMessage({ t: "ready" });

@@ -25,7 +25,7 @@ function backend(consoleUrl, spoolDir, worker) {
   const script = `
     import { consoleFetch, withConversation } from ${JSON.stringify(INDEX)};
     const fetch = consoleFetch({ url: ${JSON.stringify(consoleUrl)}, token: "t",
-      spoolDir: ${JSON.stringify(spoolDir)}, worker: ${worker}, logger: { error() {}, warn() {}, info() {}, debug() {} } });
+      spoolDir: ${JSON.stringify(spoolDir)}, worker: ${worker}, logger: { error: (...a) => process.stderr.write(a.join(" ") + "\\n"), warn() {}, info() {}, debug() {} } });
     for (const n of [1, 2, 3]) {
       await withConversation({ id: "c-exit", customer: "u" }, async () => {
         const res = await fetch(${JSON.stringify(provider.url)} + "/v1/messages", { method: "POST", body: JSON.stringify({ n }) });
@@ -44,8 +44,9 @@ for (const worker of [true, false]) {
     const console = await fakeConsole();
     try {
       const dir = mkdtempSync(path.join(tmpdir(), "ccjs-exit-"));
-      const { stdout } = await backend(console.url, dir, worker);
+      const { stdout, stderr } = await backend(console.url, dir, worker);
       assert.equal(stdout.trim(), "answered");
+      assert.equal(stderr, ""); // no error: the worker thread started under `node -e` too
       assert.deepEqual(console.exchanges().map((e) => JSON.parse(e.json.request).n), [1, 2, 3]);
       assert.equal(spooled(dir).length, 0);
     } finally {
@@ -57,8 +58,9 @@ for (const worker of [true, false]) {
     const down = await fakeConsole();
     await down.close(); // its port, with nothing listening
     const dir = mkdtempSync(path.join(tmpdir(), "ccjs-exit-"));
-    const { stdout } = await backend(down.url, dir, worker); // ends (or times out: a failure)
+    const { stdout, stderr } = await backend(down.url, dir, worker); // ends (or times out: a failure)
     assert.equal(stdout.trim(), "answered");
+    assert.equal(stderr, "");
     assert.equal(spooled(dir).length, 3);
   });
 }

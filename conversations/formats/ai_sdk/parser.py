@@ -48,8 +48,11 @@ and partial tool input repaired as its ``fixJson`` + ``parsePartialJson`` do. Wh
 - ``abort`` has no case in the SDK (the message keeps what arrived); we record
   ``stream_error="abort"``, ``truncated``.
 - ``finish`` (``finishReason``: ``length`` means truncated) or ``[DONE]`` ends the stream;
-  nothing after ``[DONE]`` is read. A stream with neither (and no ``error``/``abort``) was cut
-  off: ``truncated_stream``. A final event cut mid-line is used when its data is whole JSON.
+  chunks after ``[DONE]`` are still read, as the SDK's ``parseJsonEventStream`` skips the
+  marker and reads on (an event cut off after it is not). A ``step-start`` that no later chunk
+  wrote out (a trailing ``start-step``) is not in the message, as in the browser. A stream
+  with neither (and no ``error``/``abort``) was cut off: ``truncated_stream``. A final event
+  cut mid-line is used when its data is whole JSON.
 - Chunk types this code does not know are read past, as ``processUIMessageStream``'s
   ``default`` branch does, and listed in ``params.unknown_chunks`` (the exchange is flagged).
   The SDK's default transport would fail the stream on them (its chunk schema refuses unknown
@@ -655,6 +658,8 @@ class _Accumulator:
         self.tools = _ById()  # both
         self.data_by_key: dict[tuple[str, str], dict[str, Any]] = {}
         self.step_start = -1  # position of the last step-start part
+        self.unwritten_steps = 0  # step-start parts pushed since the SDK last wrote the message
+        self.written = False  # whether any chunk wrote the message out
         for position, part in enumerate(self.parts):
             self._index(part, position)
         self._resume_partial_calls()
@@ -848,6 +853,10 @@ class _Accumulator:
             # A chunk type this code does not know: ignored, as processUIMessageStream's default
             # branch does; the exchange says so (docs/formats.md: why not refuse it).
             self.unknown.add(ctype)
+            return
+        if _writes(ctype, chunk):
+            self.unwritten_steps = 0
+            self.written = True
 
     def _on_text_start(self, chunk: dict[str, Any]) -> None:
         pid = self._id(chunk)
@@ -1082,6 +1091,7 @@ class _Accumulator:
 
     def _on_start_step(self, chunk: dict[str, Any]) -> None:
         self._push({"type": "step-start"})
+        self.unwritten_steps += 1
 
     def _on_finish_step(self, chunk: dict[str, Any]) -> None:
         self.active_text = {}
@@ -1131,6 +1141,12 @@ class _Accumulator:
         for part, deltas in self.text_deltas.values():
             if deltas:
                 part["text"] = join_pieces([part["text"], *deltas])
+        if self.unwritten_steps and self.written:
+            # Step-start parts no later chunk wrote out: processUIMessageStream pushes them
+            # without a write, so neither readUIMessageStream nor useChat's messages (what the
+            # browser sends back) hold them. (A stream that never wrote at all is kept as it
+            # left the state: no browser message exists to follow.)
+            del self.parts[-self.unwritten_steps :]
         streamed: dict[int, str] = {}
         parts = []
         for j, part in enumerate(self.parts):
@@ -1144,6 +1160,24 @@ class _Accumulator:
         message = {k: v for k, v in self.message.items() if v is not _UNDEF}
         message["parts"] = parts
         return message, streamed
+
+
+# Chunks after which processUIMessageStream does not write the message out (so a step-start
+# pushed before them stays unwritten); finish, message-metadata and start write only with
+# metadata (or, for start, a message id), a data part only when it is not transient.
+_SILENT = frozenset({"start-step", "finish-step", "error", "abort"})
+
+
+def _writes(ctype: str, chunk: dict[str, Any]) -> bool:
+    if ctype in _SILENT:
+        return False
+    if ctype in ("finish", "message-metadata"):
+        return chunk.get("messageMetadata") is not None
+    if ctype == "start":
+        return chunk.get("messageId") is not None or chunk.get("messageMetadata") is not None
+    if ctype.startswith("data-"):
+        return chunk.get("transient") is not True  # a transient part goes to onData only
+    return True
 
 
 # Chunk type -> handler. A new chunk type is one method above and one line here.
@@ -1322,13 +1356,17 @@ class AiSdkUi(Format):
             for event in iter_events(text):
                 count = event.index + 1
                 if event.data == "[DONE]":
+                    # The end of the stream, but not of reading: parseJsonEventStream skips it
+                    # and the browser reads on, so a chunk after it is in the browser's message.
                     acc.done = True
-                    break  # the end of the SSE stream: nothing after it is read
+                    continue
                 try:
                     chunk = strict_loads(event.data)
                 except ValueError as exc:
-                    if event.unterminated and cancelled:
-                        break  # the client stopped reading inside this event
+                    if acc.done or (event.unterminated and cancelled):
+                        # after [DONE], a chunk that is not JSON fails the browser's stream
+                        # there; or the client stopped reading inside this event
+                        break
                     if event.unterminated:
                         raise FormatError(
                             f"the stream ends inside event {event.index}",

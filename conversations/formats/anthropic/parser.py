@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ...blocks import Block, BlockClass, Message, Params, ParsedExchange, classify
@@ -77,7 +77,7 @@ from ..sse import Event, iter_events
 from ..traces import Trace, TraceKind, Withheld
 from .profile import FORMAT, PROFILE
 
-_ROLES = ("user", "assistant")
+_ROLES = ("user", "assistant", "system")
 
 # delta type -> (field in the delta, key in the block, block types it may extend, append?).
 # Text and thinking grow piece by piece; a signature arrives whole and replaces the start's "".
@@ -96,7 +96,9 @@ _REPLACING_DELTAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
 # --- small typed accessors -------------------------------------------------------------------
 
 
-def _get(obj: dict[str, Any], key: str, kind: type, *, field: str, at: str) -> Any:
+def _get(
+    obj: dict[str, Any], key: str, kind: type | tuple[type, ...], *, field: str, at: str
+) -> Any:
     """``obj[key]`` checked against ``kind``; None when absent or null."""
     value = obj.get(key)
     if value is None:
@@ -255,12 +257,18 @@ def _parse_request(request: str, params: Params) -> list[Message]:
         role = _need(message, "role", str, field=field, at=at)
         if role not in _ROLES:
             raise FormatError(
-                f"expected role 'user' or 'assistant', got {role!r}",
+                f"expected role 'user', 'assistant' or 'system', got {role!r}",
                 field=field,
                 at=f"{at}.role",
                 code="bad_value",
             )
-        content = _need(message, "content", (str, list), field=field, at=at)
+        if role == "system":
+            # A system message between turns (the SDK's BetaSystemMessageParam: text,
+            # tool_addition / tool_removal blocks, or only an output_config): kept as a history
+            # message with the role, its text shown as a Chat system message's is.
+            content = _get(message, "content", (str, list), field=field, at=at) or []
+        else:
+            content = _need(message, "content", (str, list), field=field, at=at)
         if isinstance(content, str):
             blocks: tuple[Block, ...] = (Block("text", classify(FORMAT, "text"), text=content),)
         else:
@@ -362,6 +370,19 @@ def _apply_message_fields(message: dict[str, Any], out: Params, *, field: str, a
     _apply_transformations(message, out)
 
 
+def _served_model(blocks: Iterable[Any], model: str | None) -> str | None:
+    """The model that served the message: a ``fallback`` block says the request moved from one
+    model to another (``{"type": "fallback", "from": {"model"}, "to": {"model"}}``) while the
+    message's ``model`` still names the first; the last fallback's ``to.model`` served it."""
+    for block in blocks:
+        if isinstance(block, dict) and block.get("type") == "fallback":
+            to = block.get("to")
+            served = to.get("model") if isinstance(to, dict) else None
+            if isinstance(served, str) and served and not has_surrogate(served):
+                model = served
+    return model
+
+
 # --- JSON response ---------------------------------------------------------------------------
 
 
@@ -380,7 +401,8 @@ def _parse_response(response: str, params: Params) -> Message:
             code="provider_error",
         )
     _apply_message_fields(body, params, field=field, at="$")
-    _need(body, "content", list, field=field, at="$")
+    content = _need(body, "content", list, field=field, at="$")
+    params.response_model = _served_model(content, params.response_model)
     content_raw = members["content"].raw
     spans = array_element_spans(content_raw, field=field, at="$.content")
     blocks = tuple(
@@ -453,25 +475,27 @@ class _Stream:
         dtype = _need(delta, "type", str, field=self.FIELD, at=at)
         if dtype in _STRING_DELTAS:
             source, key, targets, append = _STRING_DELTAS[dtype]
-            self._target(block, index, dtype, targets, at)
             piece = _need(delta, source, str, field=self.FIELD, at=at)
+            if not self._fits(block, targets):
+                return
             if append:
                 self._append(index, key, piece)
             else:
                 self.pieces.pop((index, key), None)
                 block[key] = piece
         elif dtype == "input_json_delta":
-            self._target(block, index, dtype, None, at)
             piece = _need(delta, "partial_json", str, field=self.FIELD, at=at)
-            self.partial_json.setdefault(index, []).append(piece)
+            if self._fits(block, None):
+                self.partial_json.setdefault(index, []).append(piece)
         elif dtype in _REPLACING_DELTAS:
             targets, keys = _REPLACING_DELTAS[dtype]
-            self._target(block, index, dtype, targets, at)
-            for key in keys:
-                block[key] = delta.get(key)
+            if self._fits(block, targets):
+                for key in keys:
+                    block[key] = delta.get(key)
         elif dtype == "citations_delta":
-            self._target(block, index, dtype, frozenset({"text"}), at)
             citation = _need(delta, "citation", dict, field=self.FIELD, at=at)
+            if not self._fits(block, frozenset({"text"})):
+                return
             citations = block.get("citations")
             if citations is None:
                 block["citations"] = [citation]
@@ -556,24 +580,13 @@ class _Stream:
         self.blocks[index] = block
         self.origin[index] = at
 
-    def _target(
-        self,
-        block: dict[str, Any],
-        index: int,
-        dtype: str,
-        targets: frozenset[str] | None,
-        at: str,
-    ) -> None:
-        """A delta never names its block's type: check it fits the type the start gave."""
+    @staticmethod
+    def _fits(block: dict[str, Any], targets: frozenset[str] | None) -> bool:
+        """A delta never names its block's type: one that does not fit the type the start gave
+        (a ``text_delta`` on a ``tool_use`` block) changes nothing, as the SDK's
+        ``accumulate_event`` ignores it (docs/formats.md)."""
         btype = block["type"]
-        fits = btype.endswith("tool_use") if targets is None else btype in targets
-        if not fits:
-            raise FormatError(
-                f"{dtype} for index {index}, a {btype!r} block",
-                field=self.FIELD,
-                at=f"{at}.type",
-                code="delta_mismatch",
-            )
+        return bool(btype.endswith("tool_use") if targets is None else btype in targets)
 
     def _append(self, index: int, key: str, piece: str) -> None:
         # Pieces are joined once, at the block's end: repeated str += would be quadratic.
@@ -706,7 +719,7 @@ def _parse_stream(stream: str, params: Params, *, cancelled: bool = False) -> li
             code="truncated_stream",
         )
     out = state.out
-    params.response_model = out.response_model
+    params.response_model = _served_model(state.blocks.values(), out.response_model)
     params.response_id = out.response_id
     params.usage = out.usage
     params.stop_reason = out.stop_reason

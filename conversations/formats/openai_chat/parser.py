@@ -277,12 +277,43 @@ class _Pieces(list[str]):
     a str would copy the whole text every time)."""
 
 
+def _indexed(value: list[Any]) -> bool:
+    """An array whose entries say where they go (``index``), as the SDK's ``accumulate_delta``
+    tells them apart: ``reasoning_details`` (OpenRouter), ``executed_tools`` (Groq)."""
+    return any(isinstance(entry, dict) and "index" in entry for entry in value)
+
+
+def _merge_entries(acc: list[Any], value: list[Any]) -> None:
+    """Array entries merged by their ``index``, as the SDK does: a piece with an index already
+    seen continues that entry (its text, then its signature, are one entry), a new index is a
+    new entry in the order indexes first arrive. ``index`` and ``type`` are replaced, every
+    other field merged by ``_merge``: a string a server resends whole with each piece (OpenRouter's
+    ``format``, Groq's ``arguments``) comes out repeated, exactly as the SDK hands it to the
+    backend, which sends it back (docs/formats.md)."""
+    for entry in value:
+        if not isinstance(entry, dict) or not isinstance(entry.get("index"), int):
+            acc.append(entry)  # the SDK raises here: kept as sent
+            continue
+        target = next(
+            (e for e in acc if isinstance(e, dict) and e.get("index") == entry["index"]), None
+        )
+        if target is None:
+            target = {}
+            acc.append(target)
+        for k, v in entry.items():
+            if k in ("index", "type") and v is not None:
+                target[k] = v
+            else:
+                _merge(target, k, v)
+
+
 def _merge(acc: dict[str, Any], key: str, value: Any) -> None:
-    """A delta value: strings concatenate, arrays extend, objects merge key by key by these same
-    rules (``audio`` arrives as ``{id, transcript}``, then ``{data}``, ``{transcript}``...,
-    ``{expires_at}``: one object, as the SDK's ``accumulate_delta`` builds it), anything else
-    replaces; null adds nothing (and so does not create the key). An ``id`` inside an object
-    names it and never grows: the first one stays (servers that resend it in every chunk)."""
+    """A delta value: strings concatenate, arrays extend (entries with an ``index`` merge by
+    it), objects merge key by key by these same rules (``audio`` arrives as ``{id,
+    transcript}``, then ``{data}``, ``{transcript}``..., ``{expires_at}``: one object, as the
+    SDK's ``accumulate_delta`` builds it), anything else replaces; null adds nothing (and so
+    does not create the key). An ``id`` inside an object names it and never grows: the first
+    one stays (servers that resend it in every chunk)."""
     if value is None:
         return
     before = acc.get(key)
@@ -291,8 +322,13 @@ def _merge(acc: dict[str, Any], key: str, value: Any) -> None:
             before.append(value)
         else:
             acc[key] = _Pieces([value])
-    elif isinstance(value, list) and isinstance(before, list) and not isinstance(before, _Pieces):
-        before.extend(value)
+    elif isinstance(value, list) and (before is None or isinstance(before, list)):
+        if not isinstance(before, list) or isinstance(before, _Pieces):
+            before = acc[key] = []
+        if _indexed(value):
+            _merge_entries(before, value)
+        else:
+            before.extend(value)
     elif isinstance(value, dict) and isinstance(before, dict):
         for k, v in value.items():
             if k == "id" and before.get(k) is not None:

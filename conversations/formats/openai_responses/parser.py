@@ -4,10 +4,10 @@ the typed SSE stream.
 - History: one Message per element of the request's ``input`` array, raw = the element's exact
   source text. A string ``input`` is one user Message whose raw is the exact JSON string literal.
 - Output (response body): one Message per item of ``output``, raw = the item's exact source text.
-- Output (stream): the items are rebuilt from the events (``response.output_item.done`` gives an
-  item whole; an item that never got its ``done`` is the terminal response's item of the same
-  identity, or, when that has none, its ``added`` item plus the deltas), and each item is
-  serialised once with ``compact()``. Params come from the terminal event's response.
+- Output (stream): the items are rebuilt from the events and each is serialised once with
+  ``compact()``: an item is the terminal response's item of the same identity (what the SDK
+  returns), else its ``response.output_item.done`` item, else its ``added`` item plus the deltas.
+  Params come from the terminal event's response.
 
 Blocks: a ``message`` item's blocks are its content parts; any other item is one block of its own
 type: ``reasoning`` is NEVER (``redacted`` when the provider sent only ``encrypted_content``),
@@ -450,7 +450,9 @@ class _Stream:
 
     def item_added(self, data: dict[str, Any], at: str) -> None:
         index = self._index(data, "output_index", at)
-        item = _req(data, "item", dict, field="stream", at=at)
+        item = _opt(data, "item", dict, field="stream", at=at)
+        if item is None:
+            return  # announced without its item (as the SDK, wait for done / the terminal)
         _req(item, "type", str, field="stream", at=f"{at}.item")
         if index not in self.done:
             self.items[index] = item
@@ -627,16 +629,16 @@ class _Stream:
 
 
 def _finish_from_terminal(state: _Stream, body: dict[str, Any], body_at: str) -> None:
-    """Each item is the terminal response's item of the same identity (type and id, or call
-    id), as the SDK hands it to the backend (``get_final_response()``, ``response.output``): the
-    backend's ordinary loop sends that form back. An item whose ``response.output_item.done``
-    came and differs from it (the real API's ``encrypted_content`` differs between the two) keeps
-    its done form as an alternate: both byte forms are the provider's, and a history that sends
-    either back is unmodified. An item the terminal response does not have stays as its events
-    built it (an announced item still says ``in_progress`` and may carry an early
-    ``encrypted_content``)."""
+    """Every item is the terminal response's item of the same identity (type and id, or call
+    id), as the SDK hands it to the backend (``response.output`` of ``response.completed``):
+    OpenAI serialises an item again for that event, so its ``encrypted_content`` (reasoning,
+    compaction) or ``fingerprint`` (program) differs from ``output_item.done``'s, both valid,
+    and an item that never got its ``done`` still says ``in_progress`` as announced. An item
+    whose done form differs keeps that form as an alternate (``Message.alternates``): a history
+    that sends either back is unmodified. With no such item in the terminal response, an item
+    stays as its events built it."""
     output = body.get("output")
-    if not isinstance(output, list):
+    if not state.items or not isinstance(output, list):
         return
     final: dict[tuple[Any, Any, Any], tuple[int, dict[str, Any]]] = {}
     for i, item in enumerate(output):

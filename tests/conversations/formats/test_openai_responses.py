@@ -227,20 +227,22 @@ def test_stream_accumulates_to_the_terminal_output(rec: Recorded) -> None:
 
 
 def test_stream_completed_item_wins_over_done_and_added_items() -> None:
+    """The stored item is the one the SDK hands the backend: ``response.completed``'s, whose
+    ``encrypted_content`` differs from both ``added``'s and ``done``'s (issue 28); the done form
+    is kept as its alternate."""
     (rec, *_) = load("vercel-ai__openai-reasoning-encrypted-content.1.chunks.txt")
     assert rec.stream is not None
     evs = events(rec.stream)
     added = next(e["item"] for e in evs if e["type"] == "response.output_item.added")
     done = next(e["item"] for e in evs if e["type"] == "response.output_item.done")
-    assert added["encrypted_content"] != done["encrypted_content"]
-    completed = next(e for e in evs if e["type"] == "response.completed")["response"]["output"][0]
+    final = next(e for e in evs if e["type"] == "response.completed")["response"]["output"][0]
+    assert len({added["encrypted_content"], done["encrypted_content"]}) == 2
+    assert final["encrypted_content"] != done["encrypted_content"]
     parsed = parse_recorded(rec)
-    assert json.loads(parsed.output[0].raw)["encrypted_content"] == completed["encrypted_content"]
-    assert list(json.loads(parsed.output[0].raw)) == list(completed)  # key order of completed
-    assert (
-        json.loads(parsed.output[0].alternates[0])["encrypted_content"]
-        == (done["encrypted_content"])
-    )
+    assert json.loads(parsed.output[0].raw)["encrypted_content"] == final["encrypted_content"]
+    assert list(json.loads(parsed.output[0].raw)) == list(final)  # key order of completed
+    alternate = json.loads(parsed.output[0].alternates[0])
+    assert alternate["encrypted_content"] == done["encrypted_content"]
 
 
 def test_stream_with_or_without_event_lines_is_the_same() -> None:

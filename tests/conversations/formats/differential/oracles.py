@@ -111,7 +111,11 @@ def _plain(model: Any) -> Any:
 # --- openai chat ---------------------------------------------------------------------------------
 
 
-def openai_chat(text: str, cuts: Sequence[int] = ()) -> Outcome:
+def openai_chat(text: str, cuts: Sequence[int] = (), *, helper: bool = True) -> Outcome:
+    """``helper``: as ``client.chat.completions.stream()`` reads (chunks whose ``object`` is not
+    ``chat.completion.chunk`` skipped); False: every chunk to the state, as a backend iterating
+    ``create(stream=True)`` into a ``ChatCompletionStreamState`` does. ``notes`` hold the
+    snapshot's ``id`` and ``model``."""
     state: ChatCompletionStreamState[Any] = ChatCompletionStreamState()
     seen = False
     try:
@@ -122,13 +126,17 @@ def openai_chat(text: str, cuts: Sequence[int] = ()) -> Outcome:
             if isinstance(data, dict) and data.get("error"):
                 return Outcome(messages=_chat_message(state) if seen else [], error=None)
             chunk = construct_type(type_=ChatCompletionChunk, value=data)
-            if getattr(chunk, "object", None) != "chat.completion.chunk":
+            if helper and getattr(chunk, "object", None) != "chat.completion.chunk":
                 continue
             state.handle_chunk(chunk)
             seen = True
     except Exception as exc:
         return Outcome(error=f"{type(exc).__name__}: {exc}")
-    return Outcome(messages=_chat_message(state) if seen else [])
+    if not seen:
+        return Outcome(messages=[])
+    snapshot = state.current_completion_snapshot
+    notes = {"id": snapshot.id, "model": snapshot.model}
+    return Outcome(messages=_chat_message(state), notes=notes)
 
 
 def _chat_message(state: ChatCompletionStreamState[Any]) -> list[Any]:

@@ -384,22 +384,20 @@ def test_pinned_beta_only_blocks_follow_the_beta_accumulator() -> None:
     assert plain["content"][1]["type"] == "mcp_tool_use" and plain["content"][1]["input"] == {}
 
 
-def test_reencrypted_reasoning_keeps_the_completed_blob_and_the_done_one_beside() -> None:
+def test_reencrypted_reasoning_is_the_completed_items_blob() -> None:
     """OpenAI encrypts reasoning again for every serialisation: ``response.output_item.done``
     and ``response.completed`` carry different ``encrypted_content`` for the same item, both
-    valid. The stored item is the completed one, as the SDK's final response has it (the
-    backend's loop sends that back); the done one is kept as the item's alternate, so a history
-    that sends it back is unmodified too (``ingest/history.py``)."""
+    valid. The SDK's final response takes the completed one, and so does the project (issue 28:
+    the stored message is the one the SDK hands the backend, which sends it back)."""
     stream = _fixture("vercel-ai__openai-reasoning-encrypted-content.1.chunks.txt#0").stream
     verdict = runner.openai_responses(stream, [])
-    assert verdict.agree and verdict.diffs == []
+    assert verdict.agree, str(verdict)
     events = [json.loads(line[6:]) for line in stream.splitlines() if line.startswith("data: ")]
     done = next(e for e in events if e["type"] == "response.output_item.done")
-    completed = next(e for e in events if e["type"] == "response.completed")
+    final = next(e for e in events if e["type"] == "response.completed")["response"]["output"]
     assert verdict.ours.messages is not None
-    blob = verdict.ours.messages[0]["encrypted_content"]
-    assert blob == completed["response"]["output"][0]["encrypted_content"]
-    assert blob != done["item"]["encrypted_content"]
+    assert done["item"]["encrypted_content"] != final[0]["encrypted_content"]
+    assert verdict.ours.messages[0]["encrypted_content"] == final[0]["encrypted_content"]
 
 
 # Streams for the AI SDK pins: name -> (stream, continued message).

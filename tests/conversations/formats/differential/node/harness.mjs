@@ -12,8 +12,10 @@
 //   them with a transport that does not validate: the message the console stores).
 // - An `error` chunk: useChat's onError throws and it reads no further; so does this harness
 //   (the chunk is reported, not fed: it changes nothing in the message).
-// - readUIMessageStream yields a snapshot only when a chunk writes (a `start-step` does not), so
-//   a probe part is written before the stream ends (or errors) and removed from the result.
+// - readUIMessageStream yields a snapshot only when a chunk writes (a `start-step` does not). The
+//   result is the last snapshot a chunk of the stream wrote, which is also what useChat's
+//   messages hold (so a trailing `start-step` is not in it); a probe part written before the
+//   stream ends (or errors) gives the state as the stream left it when no chunk wrote at all.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema } from "ai";
@@ -90,8 +92,18 @@ async function accumulate(testCase, validate) {
     stream: chunks(testCase.sse, testCase.cuts ?? [], validate, report),
     onError: (error) => report.errors.push(String(error?.message ?? error)),
   });
-  for await (const snapshot of stream) last = snapshot;
-  if (last != null) {
+  let probed = null;
+  for await (const snapshot of stream) {
+    const parts = snapshot.parts;
+    if (parts.length && parts[parts.length - 1].providerMetadata?.[PROBE] !== undefined) {
+      probed = snapshot;
+    } else {
+      last = snapshot;
+    }
+  }
+  if (last == null && probed != null) {
+    // Nothing wrote the message out: the state as the stream left it.
+    last = probed;
     const parts = last.parts;
     while (parts.length && parts[parts.length - 1].providerMetadata?.[PROBE] !== undefined) {
       parts.pop();
