@@ -101,6 +101,9 @@ class ModelPage:
     latency: dict[str, int | None]
     cache_read_share: float | None
     tool_calls_per_turn: float | None
+    # The backend's conformance (rewrites.py): rewrites the model sees and the cache reads they
+    # lost, changes it does not see, and the provider's own verdict (input_transformations).
+    conformance: dict[str, int]
     tool_calls_p90: int | None
     price: ModelPrice | None
     price_per_1000: float | None
@@ -179,6 +182,17 @@ def model_page_read(
         latency={"p50": total.pct("latency_hist", 50), "p95": total.pct("latency_hist", 95)},
         cache_read_share=total["cache_read_tokens"] / inputs if inputs else None,
         tool_calls_per_turn=total["tool_calls"] / n if n else None,
+        conformance={
+            k: total[k]
+            for k in (
+                "rewritten",
+                "cache_lost_tokens",
+                "rewrite_unseen",
+                "rewrite_reserialised",
+                "thinking_dropped",
+                "thinking_mismatch_allowed",
+            )
+        },
         tool_calls_p90=total.pct("tool_calls_hist", 90),
         price=price,
         price_per_1000=_price_per_1000(price, total),
