@@ -334,6 +334,15 @@ EVENT_TYPES = _types(
         _keys("preference", "value"),
         required=_keys("preference"),
     ),
+    # Subject access (retention/access/): what is held about a customer, who read it, who may.
+    EventType(
+        "subject_access.reported",
+        "compliance staff (or the subject_access command) read the subject access report of a "
+        "customer or one conversation, for a stated purpose; reasoning: its text was included "
+        "in the package",
+        _keys("purpose", "format", "scope", "conversations", "reasoning", "package"),
+        required=_keys("purpose", "scope"),
+    ),
 )
 
 

@@ -16,6 +16,10 @@ What it measures:
    the rollup rows it sums (``SELECT * FROM ... WHERE snapshot, queue, hour``).
 4. **signals_tick** (the two shipped rules and five more, every metric): p95 beside the raw SQL
    of the rollup rows of the widest window.
+5. **Quantiles, sketch vs exact**, on the sample's real exchanges: output-token p50/p90/p99
+   read from the rollups' DDSketch bins (``signals/sketches.py``) beside ``percentile_disc`` over
+   the rows themselves: each one's relative error (the bound is 1 %), and the p95 time of each
+   read, as a ratio.
 
 How to read it: the ratios say what the page and the tick cost over reading their rows; both stay
 flat however many exchanges the rollups stand for (rows grow with hours x keys, not exchanges).
@@ -28,6 +32,7 @@ from __future__ import annotations
 import argparse
 import io
 import itertools
+import json
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -81,7 +86,8 @@ INSERT INTO {table} (hour, queue, requested_model, served_model, shard, exchange
     input_tokens, cache_read_tokens, cache_write_tokens, output_tokens, reasoning_tokens,
     with_reasoning, output_hist, reasoning_hist, latency_hist, tool_calls, tool_calls_hist,
     repeated_tool_calls, looping, tool_results, tool_errors, rewritten,
-    rewrite_tool_loop_reasoning, rewrite_edited, rewrite_reordered, rewrite_reserialised)
+    rewrite_tool_loop_reasoning, rewrite_edited, rewrite_reordered, rewrite_reserialised,
+    output_sketch, latency_sketch, tool_calls_sketch)
 SELECT h, q, m.requested, m.served, s, %(per)s, %(per)s / 4,
     ARRAY[%(per)s - %(per)s / 20 - %(per)s / 50, %(per)s / 50, %(per)s / 20, 0, 0]::bigint[],
     %(per)s / 50, %(per)s * 10, %(per)s * 20, 0,
@@ -96,13 +102,25 @@ SELECT h, q, m.requested, m.served, s, %(per)s, %(per)s / 4,
     %(per)s / 2,
     ARRAY(SELECT CASE WHEN i = 1 THEN %(per)s / 2 WHEN i = 2 THEN %(per)s / 2 ELSE 0 END
           FROM generate_series(1, 64) i)::bigint[],
-    %(per)s / 100, %(per)s / 100, %(per)s / 2, %(per)s / 80, %(per)s / 40, 0, %(per)s / 40, 0, 0
+    %(per)s / 100, %(per)s / 100, %(per)s / 2, %(per)s / 80, %(per)s / 40, 0, %(per)s / 40, 0, 0,
+    %(output_sketch)s::jsonb, %(latency_sketch)s::jsonb, %(tool_calls_sketch)s::jsonb
 FROM generate_series(%(start)s::timestamptz, %(end)s::timestamptz, interval '1 hour') h,
      unnest(%(queues)s::text[]) q,
      (SELECT * FROM unnest(%(requested)s::text[], %(served)s::text[]) AS t(requested, served)) m,
      generate_series(0, 7) s
 ON CONFLICT (hour, queue, requested_model, served_model, shard) DO NOTHING
 """
+
+
+def _spread(low: int, high: int, per: int) -> str:
+    """A sketch of ``per`` values spread evenly over [low, high] in log scale (JSON)."""
+    import json
+    import math
+
+    from conversations.signals import sketches
+
+    values = [round(math.exp(math.log(low) + (math.log(high / low)) * i / per)) for i in range(per)]
+    return json.dumps(sketches.of(values))
 
 
 def seed_rollups(exchanges: int) -> int:
@@ -127,6 +145,10 @@ def seed_rollups(exchanges: int) -> int:
                 "queues": QUEUES,
                 "requested": [r for r, _ in SNAPSHOTS],
                 "served": [s for _, s in SNAPSHOTS],
+                # What the histograms above stand for, as bins (per row, as many values).
+                "output_sketch": _spread(23, 2900, per),
+                "latency_sketch": _spread(256, 11585, per),
+                "tool_calls_sketch": json.dumps({"z": per - per // 2, "0": per // 2}),
             },
         )
         cur.execute("ANALYZE " + Rollup._meta.db_table)
@@ -176,6 +198,36 @@ def main(argv: list[str] | None = None) -> int:
         off.append(ingest_run(bodies, rollups=False))
         on.append(ingest_run(bodies, rollups=True))  # the last run's rows stay: the sample
     on_rate, off_rate = median(on), median(off)
+
+    # 5. Quantiles of the sample, sketch vs exact: before the seeding, the rollups hold only the
+    # sample's exchanges.
+    from conversations.models import Exchange
+    from conversations.signals.selectors import Sums, rollups_summed
+
+    sampled = Exchange.objects.count()
+    exact_sql = (
+        "SELECT percentile_disc(ARRAY[0.5, 0.9, 0.99]) WITHIN GROUP (ORDER BY output_tokens) "  # noqa: S608
+        f"FROM {Exchange._meta.db_table} WHERE output_tokens IS NOT NULL"
+    )
+
+    def from_sketch() -> list[int | None]:
+        total = Sums.merged(rollups_summed())
+        return [total.pct("output", q) for q in (50, 90, 99)]
+
+    def exact() -> list[int]:
+        with connection.cursor() as cur:
+            cur.execute(exact_sql)
+            row = cur.fetchone()
+            assert row is not None
+            return list(row[0])
+
+    sketched, exactly = from_sketch(), exact()
+    errors = [
+        f"p{q} {s:,} vs {e:,} ({(s - e) / e * 100:+.2f} %)"
+        for q, s, e in zip((50, 90, 99), sketched, exactly, strict=True)
+        if s is not None and e
+    ]
+    sketch_ms, exact_ms = timed(from_sketch, args.repeat), timed(exact, args.repeat)
 
     seeded = seed_rollups(args.exchanges)
     stood_for = sum(Rollup.objects.values_list("exchanges", flat=True))
@@ -241,6 +293,15 @@ def main(argv: list[str] | None = None) -> int:
             ),
             ("raw SQL of its rows p95", f"{p95['raw_tick']:.1f} ms (the widest window, 25 h)"),
             ("ratio tick/raw SQL", f"{p95['tick'] / p95['raw_tick']:.2f}"),
+            (
+                "quantiles: sketch vs exact",
+                f"{'; '.join(errors)} ({sampled:,} exchanges; bound 1 %)",
+            ),
+            (
+                "sketch read p95 / exact p95",
+                f"{percentile(sketch_ms, 95):.1f} ms / {percentile(exact_ms, 95):.1f} ms: ratio "
+                f"{percentile(sketch_ms, 95) / percentile(exact_ms, 95):.2f}",
+            ),
         ]
     )
     return 0

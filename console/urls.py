@@ -4,6 +4,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from . import (
+    access_views,
     compliance_views,
     hardening,
     live_views,
@@ -50,6 +51,8 @@ urlpatterns = [
     ),
     path("compliance/holds/", compliance_views.holds, name="legal-holds"),
     path("compliance/holds/<int:pk>/release/", compliance_views.hold_release, name="hold-release"),
+    # Subject access and the exposure map (retention/access/).
+    path("compliance/subject-access/", access_views.subject_access, name="subject-access"),
     # Sign-in (passwords, single sign-on), the People pages and SCIM: console/people/.
     path("", include("console.people.urls")),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -38,6 +38,7 @@ from conversations.selectors import FLAGS
 from conversations.workspace.search import KIND_LABELS
 from retention.reads import audit_log_read
 
+from .access_views import exposure_panel
 from .forms import AuditFilterForm, ConversationFilterForm, TimeZoneForm
 from .people.views import no_role
 from .preferences import COOKIE, chosen_zone, remember_zone, user_preference_update, valid_zone
@@ -146,6 +147,8 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "timeline": view.timeline,
             "ticket": view.ticket,
             "share_links": view.share_links,
+            # The exposure map (retention/access/): compliance staff and admins only.
+            "exposure": exposure_panel(request.user, view.page.conversation),
         },
     )
 

@@ -17,8 +17,9 @@ A format is one package, ``formats/<name>/`` (DESIGN section 14), registered by 
 
 ``register`` refuses a format with a part missing: a reader not written (an abstract method),
 no live filter, a profile lacking a table (``Profile.missing``), or parts that name another
-format. ``formats/__init__.py`` imports every package of ``formats/``, so adding a format is
-adding its package, its fixtures and its tests; every other room reads the registry.
+format. ``formats/__init__.py`` imports every package of ``formats/``, and the console's rooms
+read the registry; what cannot import it (the browser's stream filter, the clients' capture
+tables, the ingest examples) is held to it by a test (docs/architecture.md: "Where do I add").
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("conversations", "0019_servicetoken_scope_scim"),
+        ("conversations", "0026_rollup_sketches"),
     ]
 
     operations = [

@@ -1,8 +1,10 @@
 """Operational signals: what answers the questions a dashboard of the model's reasoning would be
 asked, without showing any reasoning.
 
-- ``facts.py``, ``rewrites.py``, ``buckets.py``: pure rules (per-exchange counts, how a history
-  was rewritten, the fixed log-scale buckets);
+- ``facts.py``, ``rewrites.py``, ``buckets.py``, ``sketches.py``: pure rules (per-exchange
+  counts, how a history was rewritten, the fixed log-scale buckets of the charts, the DDSketch
+  bins the quantiles are read from);
+- ``metrics.py``: what an alert can watch, one registered entry per metric;
 - ``models.py``: the tables (registered with the ``conversations`` app);
 - ``rollups.py``: hourly rollups, added by ingest and subtracted by erasure in their transactions;
 - ``alerts.py``: alert rules evaluated by ``manage.py signals_tick`` (its own beat entry), the
@@ -11,6 +13,8 @@ asked, without showing any reasoning.
   audit row last);
 - ``probe.py``: the two mis-sized requests of ``manage.py probe_allowance``.
 
-To add a metric an alert can watch: a choice in ``AlertRule.Metric``, its value from summed
-rollups in ``alerts.metric_value`` and the exchanges behind it in ``alerts.behind``.
+To add a metric an alert can watch: one ``AlertMetric`` in ``metrics.METRICS`` (its value from
+summed rollups, its words, its detail, the exchanges behind a breach) and its case in
+``tests/signals/test_metrics.py``; a value the rollups do not count yet needs its column in
+``rollups.py`` (``SUMS``, ``contribute``) and a migration first.
 """

@@ -36,57 +36,10 @@ from django.utils import timezone
 
 import audit
 
+from .metrics import metric, shown
 from .models import Alert, AlertEvent, AlertRule, ModelPrice, Notification
 from .rollups import hour_of, rollups_compact
-from .selectors import Sums, rollups_summed
-
-Metric = AlertRule.Metric
-_SHARES = {
-    Metric.TRUNCATION,
-    Metric.REPEATED,
-    Metric.TOOL_ERRORS,
-    Metric.REFUSALS,
-    Metric.REWRITES,
-}
-
-
-def metric_value(metric: str, s: Sums) -> float:
-    """The value a rule watches, from summed rollups."""
-    if metric == Metric.TRUNCATION:
-        return s.rate("truncated")
-    if metric == Metric.TOOL_CALLS:
-        return s.rate("tool_calls")
-    if metric == Metric.REPEATED:
-        return s.rate("looping")
-    if metric == Metric.TOOL_ERRORS:
-        return s.rate("tool_errors", "tool_results")
-    if metric == Metric.REFUSALS:
-        return s.rate("refusals")
-    if metric == Metric.REWRITES:
-        return s.rate("rewritten")
-    if metric == Metric.LATENCY:
-        return float(s.pct("latency_hist", 95) or 0)
-    raise ValueError(f"unknown metric {metric!r}")
-
-
-def shown(metric: str, value: float) -> str:
-    """A metric's value in words."""
-    if metric in _SHARES:
-        return f"{value * 100:.1f} %"
-    if metric == Metric.LATENCY:
-        return f"{value:,.0f} ms"
-    return f"{value:.2f}"
-
-
-def detail(metric: str, s: Sums) -> str:
-    """What else the numbers say about a breach, in words (truncation: how much of the cut-off
-    answers' output went to reasoning)."""
-    if metric == Metric.TRUNCATION and s["truncated_output_tokens"]:
-        share = s["truncated_reasoning_tokens"] / s["truncated_output_tokens"]
-        return f"reasoning was {share * 100:.0f} % of the truncated answers' output"
-    if metric == Metric.REPEATED:
-        return f"{s['repeated_tool_calls']:,} calls repeated a call with the same arguments"
-    return ""
+from .selectors import rollups_summed
 
 
 def window_start(rule: AlertRule, now: datetime) -> datetime:
@@ -184,25 +137,27 @@ def _move(
 
 def _evaluate(rule: AlertRule, now: datetime, result: TickResult) -> None:
     start = window_start(rule, now)
+    watched = metric(rule.metric)  # the registry's entry (metrics.py)
     groups = rollups_summed(
         since=start,
         queue=rule.queue or None,
         snapshot=rule.snapshot or None,
         group_by=("queue", "served_model"),
+        bins_of=watched.sketches,
     )
     alerts = {(a.queue, a.snapshot): a for a in Alert.objects.select_for_update().filter(rule=rule)}
     seen = set()
     for g in groups:
         key = (g.group["queue"], g.group["served_model"])
         seen.add(key)
-        value, volume = metric_value(rule.metric, g), g["exchanges"]
+        value, volume = watched.value(g), g["exchanges"]
         breached = volume >= rule.min_exchanges and value > rule.threshold
         alert = alerts.get(key)
         if alert is None:
             if not breached:
                 continue
             alert = Alert(rule=rule, queue=key[0], snapshot=key[1], state="", since=now)
-        alert.detail = detail(rule.metric, g)
+        alert.detail = watched.detail(g)
         target = (
             (Alert.State.MUTED if rule.muted else Alert.State.FIRING)
             if breached

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.db.models import JSONField, Value
 
 from .buckets import SIZE
 from .facts import FINISHES
+from .metrics import choices as metric_choices
 
 
 def _hist() -> list[int]:
@@ -78,6 +80,10 @@ class Rollup(models.Model):
     reasoning_estimated = models.BigIntegerField(
         default=0, help_text="exchanges whose reasoning tokens were estimated (profile usage)"
     )
+    # DDSketch bins (``sketches.py``): the quantiles, within ``sketches.ALPHA`` of exact.
+    output_sketch = models.JSONField(default=dict, db_default=Value({}, JSONField()))
+    latency_sketch = models.JSONField(default=dict, db_default=Value({}, JSONField()))
+    tool_calls_sketch = models.JSONField(default=dict, db_default=Value({}, JSONField()))
 
     class Meta:
         app_label = "conversations"
@@ -117,17 +123,9 @@ class ModelPrice(models.Model):
 
 
 class AlertRule(models.Model):
-    class Metric(models.TextChoices):
-        TRUNCATION = "truncation", "truncated answers (share of exchanges)"
-        TOOL_CALLS = "tool_calls_per_turn", "tool calls per turn (mean)"
-        REPEATED = "repeated_tool_calls", "turns repeating a tool call with the same arguments"
-        TOOL_ERRORS = "tool_error_rate", "tool results reporting an error (share)"
-        REFUSALS = "refusal_rate", "refusals (share of exchanges)"
-        REWRITES = "rewrite_rate", "history rewritten: prompt-cache misses (share)"
-        LATENCY = "latency_p95", "latency p95 (ms)"
-
     name = models.CharField(max_length=100, unique=True)
-    metric = models.CharField(max_length=30, choices=Metric.choices)
+    # The registry's metrics (``metrics.py``: one entry per metric).
+    metric = models.CharField(max_length=30, choices=metric_choices)
     queue = models.CharField(max_length=100, blank=True, help_text="blank: each queue")
     snapshot = models.CharField(max_length=200, blank=True, help_text="blank: each snapshot")
     window_minutes = models.PositiveIntegerField(default=60)

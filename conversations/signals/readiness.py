@@ -2,8 +2,10 @@
 reasoning costs and what it buys (DESIGN section 11). ``manage.py reasoning_readiness`` prints it
 (``--json`` for machines); ``/signals/readiness/`` shows it.
 
-- The output-token distribution and its p99 come from the rollups (``buckets.py``: the p99 is the
-  upper edge of its bucket, never below the exact one and within one bucket of it).
+- The output-token p50/p90/p99 come from the rollups' DDSketch bins (``sketches.py``), within
+  ``sketches.BOUND`` (1 %) of the exact values, or exact (``percentile_disc`` over the rows)
+  where the exchanges are few (``EXACT_UP_TO``); the report says which (``quantiles``,
+  ``relative_error``). The histogram (the chart) comes from the rollups' fixed buckets.
 - The recommended ``max_tokens`` is sized from the tail, not the median: the p99 with
   ``HEADROOM`` on top, rounded up to a multiple of 256, and never below the largest thinking
   budget seen plus room for the answer (``ANSWER_ROOM``), since a ``max_tokens`` at or below the
@@ -25,15 +27,18 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from django.db.models import Count, Max, Q, Sum
+from django.db.models import Aggregate, Count, FloatField, Max, Q, QuerySet, Sum
 
 from ..models import ConversationEvent, Exchange
-from . import buckets
+from . import sketches
 from .models import AllowanceProbe, ModelPrice
-from .selectors import rollups_summed
+from .selectors import Sums, rollups_summed
 
 HEADROOM = 1.25
 ANSWER_ROOM = 1024
+# Up to this many exchanges, the quantiles are read from the rows themselves (exact and cheap).
+EXACT_UP_TO = 1000
+QUANTILES = (50, 90, 99)
 OUTCOMES = ("resolved", "rated", "escalated", "abandoned")
 
 
@@ -68,6 +73,8 @@ class Readiness:
     p50: int | None
     p90: int | None
     p99: int | None
+    quantiles: str  # "exact" (from the rows) or "sketch" (from the rollups' DDSketch bins)
+    relative_error: float  # the bound on p50/p90/p99's error: 0 when exact
     histogram: list[int]
     max_budget: int | None
     recommended_max_tokens: int | None
@@ -84,6 +91,31 @@ class Readiness:
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
+
+    @property
+    def precision(self) -> str:
+        """How the p50/p90/p99 were read, in words."""
+        if self.quantiles == "exact":
+            return "exact, from the exchanges themselves"
+        return f"within {self.relative_error * 100:g} % of exact (DDSketch)"
+
+
+class _Percentile(Aggregate):
+    """PostgreSQL's ``percentile_disc``: the nearest-rank percentile, exact."""
+
+    function = "percentile_disc"
+    template = "%(function)s(%(fraction)s) WITHIN GROUP (ORDER BY %(expressions)s)"
+    output_field = FloatField()
+
+    def __init__(self, expression: str, fraction: float) -> None:
+        super().__init__(expression, fraction=fraction)
+
+
+def _exact(rows: QuerySet[Exchange]) -> dict[int, int | None]:
+    found = rows.filter(output_tokens__isnull=False).aggregate(
+        **{f"p{q}": _Percentile("output_tokens", q / 100) for q in QUANTILES}
+    )
+    return {q: None if found[f"p{q}"] is None else int(found[f"p{q}"]) for q in QUANTILES}
 
 
 def _prices() -> dict[str, ModelPrice]:
@@ -127,16 +159,12 @@ def reasoning_readiness(
         groups = [
             g for g in groups if model in (g.group["served_model"], g.group["requested_model"])
         ]
-    hist = buckets.empty()
-    exchanges = truncated = output = reasoning = estimated = 0
+    total = Sums.merged(groups)
+    exchanges, truncated = total["exchanges"], total["truncated"]
+    output, reasoning = total["output_tokens"], total["reasoning_tokens"]
+    estimated = total["reasoning_estimated"]
     served_by: dict[str, list[str]] = {}
     for g in groups:
-        buckets.add(hist, g.arrays["output_hist"])
-        exchanges += g["exchanges"]
-        truncated += g["truncated"]
-        output += g["output_tokens"]
-        reasoning += g["reasoning_tokens"]
-        estimated += g["reasoning_estimated"]
         served_by.setdefault(g.group["requested_model"], []).append(g.group["served_model"])
     warnings = []
     for requested, snapshots in sorted(served_by.items()):
@@ -231,16 +259,24 @@ def reasoning_readiness(
         }
         for p in probe_rows[:20]
     ]
-    p99 = buckets.percentile(hist, 99)
+    if exchanges <= EXACT_UP_TO:
+        quantiles, error, at = "exact", 0.0, _exact(rows)
+    else:
+        bins = total.sketches["output_sketch"]
+        quantiles, error = "sketch", sketches.BOUND
+        at = {q: sketches.quantile(bins, q) for q in QUANTILES}
+    p99 = at[99]
     return Readiness(
         model=model,
         queue=queue,
         since=since.isoformat() if since else None,
         exchanges=exchanges,
-        p50=buckets.percentile(hist, 50),
-        p90=buckets.percentile(hist, 90),
+        p50=at[50],
+        p90=at[90],
         p99=p99,
-        histogram=hist,
+        quantiles=quantiles,
+        relative_error=error,
+        histogram=total.arrays["output_hist"],
         max_budget=max_budget,
         recommended_max_tokens=recommend(p99, max_budget),
         hit_limit=truncated,

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max, Q
+from django.db.models import Max
 from django.http import Http404
 from django.utils import timezone
 from django.utils.safestring import SafeString
@@ -23,12 +23,11 @@ import audit
 
 from ..models import Conversation, Exchange
 from ..permissions import require_reader, visible_queues
-from . import charts
-from .alerts import shown
+from . import charts, sketches
 from .facts import FINISHES
+from .metrics import behind, shown
 from .models import Alert, AlertEvent, AlertRule, ModelPrice
 from .readiness import Readiness, reasoning_readiness
-from .rewrites import SEEN
 from .selectors import Sums, rollups_summed
 
 FINISH_WORDS = {
@@ -112,6 +111,8 @@ class ModelPage:
     latency_chart: SafeString
     finish_chart: SafeString
     audit_id: int
+    # How the percentiles were read (the rollups' sketches: a bounded relative error).
+    precision: str = f"within {sketches.BOUND * 100:g} % of exact (DDSketch)"
 
 
 def _price_per_1000(price: ModelPrice | None, s: Sums) -> float | None:
@@ -139,15 +140,7 @@ def model_page_read(
     )
     if not groups:
         raise Http404("no such page")
-    total = Sums(
-        {}, {k: 0 for k in groups[0].sums}, {k: [0] * len(v) for k, v in groups[0].arrays.items()}
-    )
-    for g in groups:
-        for k, v in g.sums.items():
-            total.sums[k] += v
-        for k, arr in g.arrays.items():
-            for i, n in enumerate(arr):
-                total.arrays[k][i] += n
+    total = Sums.merged(groups)
     requested = sorted(
         ((g.group["requested_model"], g["exchanges"]) for g in groups), key=lambda r: -r[1]
     )
@@ -170,16 +163,16 @@ def model_page_read(
         exchanges=n,
         conversations=total["conversations"],
         output={
-            "p50": total.pct("output_hist", 50),
-            "p90": total.pct("output_hist", 90),
-            "p99": total.pct("output_hist", 99),
+            "p50": total.pct("output", 50),
+            "p90": total.pct("output", 90),
+            "p99": total.pct("output", 99),
         },
         reasoning_share=total["reasoning_tokens"] / total["output_tokens"]
         if total["output_tokens"]
         else None,
         reasoning_estimated=total["reasoning_estimated"],
         finishes=finishes,
-        latency={"p50": total.pct("latency_hist", 50), "p95": total.pct("latency_hist", 95)},
+        latency={"p50": total.pct("latency", 50), "p95": total.pct("latency", 95)},
         cache_read_share=total["cache_read_tokens"] / inputs if inputs else None,
         tool_calls_per_turn=total["tool_calls"] / n if n else None,
         conformance={
@@ -193,7 +186,7 @@ def model_page_read(
                 "thinking_mismatch_allowed",
             )
         },
-        tool_calls_p90=total.pct("tool_calls_hist", 90),
+        tool_calls_p90=total.pct("tool_calls", 90),
         price=price,
         price_per_1000=_price_per_1000(price, total),
         requested=requested,
@@ -224,26 +217,6 @@ class AlertPage:
     events: list[tuple[AlertEvent, str]]
     conversations: list[Conversation]
     audit_id: int
-
-
-def behind(rule: AlertRule, alert: Alert) -> Q:
-    """The exchanges behind an alert: in its scope and window, meeting its metric's condition."""
-    q = Q(conversation__queue=alert.queue, response_model=alert.snapshot) & (
-        Q(started_at__gte=alert.window_start)
-        | Q(started_at__isnull=True, created_at__gte=alert.window_start)
-    )
-    metric = rule.metric
-    m = AlertRule.Metric
-    condition = {
-        m.TRUNCATION: Q(truncated=True),
-        m.TOOL_CALLS: Q(tool_call_count__gt=rule.threshold),
-        m.REPEATED: Q(repeated_tool_calls__gt=0),
-        m.TOOL_ERRORS: Q(tool_errors__gt=0),
-        m.REFUSALS: Q(refusal=True),
-        m.REWRITES: Q(rewrite_kind__in=SEEN),
-        m.LATENCY: Q(latency_ms__gt=rule.threshold),
-    }[m(metric)]
-    return q & condition
 
 
 @transaction.atomic

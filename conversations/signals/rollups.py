@@ -1,8 +1,10 @@
 """Hourly rollups, kept as exchanges are stored and as they are erased.
 
 One row per hour x queue x requested model x served snapshot (x shard) holds counts, token sums,
-finish reasons and fixed log-scale histograms (``buckets.py``), so the model page, the alerts and
-the readiness report read percentiles from a few rows however many exchanges there are.
+finish reasons, fixed log-scale histograms (``buckets.py``: the charts) and DDSketch bins
+(``sketches.py``: the quantiles, within 0.5 % of exact), so the model page, the alerts and the
+readiness report read percentiles from a few rows however many exchanges there are: both are
+counts per bin, so they add across shards, hours and groups, and subtract exactly.
 
 **How a rollup stays right.** Every number an exchange adds is computed by one function,
 ``contribution``, from columns of its ``Exchange`` row (the counts of ``facts.py`` are stored
@@ -21,6 +23,7 @@ key already has, so it never creates one; ``rollups_compact`` merges the shards 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,10 +33,11 @@ from django.db import connection, transaction
 
 from ..keystore.keys import decrypt_message
 from ..models import Exchange, Message
-from . import buckets
+from . import buckets, sketches
 from .facts import FINISHES, finish_kind
 from .models import Rollup
 from .rewrites import EDITED, KINDS, classify, seen
+from .sketches import Bins
 
 if TYPE_CHECKING:
     from django.db.backends.utils import CursorWrapper
@@ -68,8 +72,9 @@ SUMS = (
     "reasoning_estimated",
 )
 ARRAYS = ("finishes", "output_hist", "reasoning_hist", "latency_hist", "tool_calls_hist")
+SKETCHES = ("output_sketch", "latency_sketch", "tool_calls_sketch")
 _KEY = ("hour", "queue", "requested_model", "served_model", "shard")
-_COLUMNS = (*_KEY, *SUMS, *ARRAYS)
+_COLUMNS = (*_KEY, *SUMS, *ARRAYS, *SKETCHES)
 _TABLE = Rollup._meta.db_table
 _UPSERT = (
     f"INSERT INTO {_TABLE} AS r ({', '.join(_COLUMNS)}) VALUES {{values}} "  # noqa: S608
@@ -77,13 +82,17 @@ _UPSERT = (
     + ", ".join(f"{c} = r.{c} + EXCLUDED.{c}" for c in SUMS)
     + ", "
     + ", ".join(f"{c} = signal_add(r.{c}, EXCLUDED.{c})" for c in ARRAYS)
+    + ", "
+    + ", ".join(f"{c} = signal_sketch_add(r.{c}, EXCLUDED.{c})" for c in SKETCHES)
 )
 _STORED_RAW = (
     "SELECT m.id, m.role, m.conversation_id, m.sequence, m.raw_ciphertext, e.format "  # noqa: S608
     f"FROM {Message._meta.db_table} m JOIN {Exchange._meta.db_table} e ON e.id = m.exchange_id "
     "WHERE m.id = ANY(%s)"
 )
-_ROW = "(" + ", ".join(["%s"] * len(_COLUMNS)) + ")"
+_ROW = (
+    "(" + ", ".join(["%s"] * (len(_COLUMNS) - len(SKETCHES)) + ["%s::jsonb"] * len(SKETCHES)) + ")"
+)
 
 # The Exchange columns ``contribution`` reads (and the conversation's queue).
 FIELDS = (
@@ -121,6 +130,7 @@ class Delta:
             a: [0] * (len(FINISHES) if a == "finishes" else buckets.SIZE) for a in ARRAYS
         }
     )
+    sketches: dict[str, Bins] = field(default_factory=lambda: {c: {} for c in SKETCHES})
 
     def add(self, other: Delta, sign: int = 1) -> None:
         for k, v in other.sums.items():
@@ -129,6 +139,8 @@ class Delta:
             mine = self.arrays[k]
             for i, v in enumerate(arr):
                 mine[i] += sign * v
+        for k, bins in other.sketches.items():
+            sketches.add(self.sketches[k], bins, sign)
 
 
 def hour_of(moment: datetime) -> datetime:
@@ -159,7 +171,7 @@ def contribution(row: Mapping[str, Any]) -> Delta:
 def contribute(d: Delta, row: Mapping[str, Any], sign: int = 1) -> None:
     """Add (``sign`` -1: take away) one exchange's share to ``d``, in place: ingest runs this
     per exchange, so it touches only the cells the exchange changes."""
-    s, a = d.sums, d.arrays
+    s, a, sk = d.sums, d.arrays, d.sketches
     s["exchanges"] += sign
     if row["ordinal"] == 1:
         s["conversations"] += sign
@@ -181,6 +193,7 @@ def contribute(d: Delta, row: Mapping[str, Any], sign: int = 1) -> None:
     if output is not None:
         s["output_tokens"] += sign * output
         a["output_hist"][buckets.bucket(output)] += sign
+        sketches.count_one(sk["output_sketch"], output, sign)
     if reasoning is not None:
         s["reasoning_tokens"] += sign * reasoning
         a["reasoning_hist"][buckets.bucket(reasoning)] += sign
@@ -188,9 +201,11 @@ def contribute(d: Delta, row: Mapping[str, Any], sign: int = 1) -> None:
             s["with_reasoning"] += sign
     if row["latency_ms"] is not None:
         a["latency_hist"][buckets.bucket(row["latency_ms"])] += sign
+        sketches.count_one(sk["latency_sketch"], row["latency_ms"], sign)
     calls = row["tool_call_count"] or 0
     s["tool_calls"] += sign * calls
     a["tool_calls_hist"][buckets.bucket(calls)] += sign
+    sketches.count_one(sk["tool_calls_sketch"], calls, sign)
     if row["repeated_tool_calls"]:
         s["repeated_tool_calls"] += sign * row["repeated_tool_calls"]
         s["looping"] += sign
@@ -221,6 +236,7 @@ def _apply(cur: CursorWrapper, deltas: Mapping[Key, Delta]) -> None:
         params.extend(key)
         params.extend(d.sums[c] for c in SUMS)
         params.extend(d.arrays[c] for c in ARRAYS)
+        params.extend(json.dumps(d.sketches[c]) for c in SKETCHES)
     cur.execute(_UPSERT.format(values=", ".join([_ROW] * len(deltas))), params)
 
 
@@ -300,16 +316,30 @@ def rollups_rebuild() -> int:
             last = chunk[-1]["pk"]
 
 
-# The keys to merge found first (cheap), then only their rows summed.
+# The keys to merge found first (cheap), then only their rows summed; the sketches' bins in one
+# pass of their own (an aggregate merging jsonb row by row costs several times more).
+_COMPACT_KEYS = (
+    f" FROM {_TABLE} r JOIN (SELECT hour, queue, requested_model, served_model FROM {_TABLE} "  # noqa: S608
+    "WHERE hour >= %s AND hour < %s GROUP BY 1, 2, 3, 4 HAVING count(*) > 1 OR min(shard) > 0) k "
+    "USING (hour, queue, requested_model, served_model) "
+)
 _COMPACT_SELECT = (
-    "SELECT r.hour, r.queue, r.requested_model, r.served_model, "  # noqa: S608
+    "SELECT r.hour, r.queue, r.requested_model, r.served_model, "
     + ", ".join(f"sum(r.{c})" for c in SUMS)
     + ", "
     + ", ".join(f"signal_sum(r.{c})" for c in ARRAYS)
-    + f" FROM {_TABLE} r JOIN (SELECT hour, queue, requested_model, served_model FROM {_TABLE} "  # noqa: S608
-    "WHERE hour >= %s AND hour < %s GROUP BY 1, 2, 3, 4 HAVING count(*) > 1 OR min(shard) > 0) k "
-    "USING (hour, queue, requested_model, served_model) "
-    "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
+    + _COMPACT_KEYS
+    + "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4"
+)
+_COMPACT_BINS = (
+    "SELECT r.hour, r.queue, r.requested_model, r.served_model, b.c, b.key, sum(b.value::bigint)"  # noqa: S608
+    + _COMPACT_KEYS
+    + ", LATERAL ("
+    + " UNION ALL ".join(
+        f"SELECT {n} AS c, key, value FROM jsonb_each_text(r.{c})"  # noqa: S608
+        for n, c in enumerate(SKETCHES)
+    )
+    + ") b GROUP BY 1, 2, 3, 4, 5, 6"
 )
 _COMPACT_DELETE = (
     f"DELETE FROM {_TABLE} WHERE hour >= %s AND hour < %s "  # noqa: S608
@@ -329,6 +359,12 @@ def rollups_compact(*, before: datetime, after: datetime) -> int:
         merged = cur.fetchall()
         if not merged:
             return 0
+        cur.execute(_COMPACT_BINS, [after, before])
+        bins: dict[tuple[Any, ...], dict[str, Bins]] = {}
+        for *key, column, k, n in cur.fetchall():
+            if n:
+                per = bins.setdefault(tuple(key), {c: {} for c in SKETCHES})
+                per[SKETCHES[column]][k] = int(n)
         keys = [tuple(r[:4]) for r in merged]
         cur.execute(
             _COMPACT_DELETE, [after, before, *(list(col) for col in zip(*keys, strict=True))]
@@ -338,6 +374,7 @@ def rollups_compact(*, before: datetime, after: datetime) -> int:
             d = Delta()
             d.sums = {c: int(v or 0) for c, v in zip(SUMS, r[4 : 4 + len(SUMS)], strict=True)}
             d.arrays = {c: list(v) for c, v in zip(ARRAYS, r[4 + len(SUMS) :], strict=True)}
+            d.sketches = bins.get(tuple(r[:4]), {c: {} for c in SKETCHES})
             deltas[(r[0], r[1], r[2], r[3], 0)] = d
         _apply(cur, deltas)
     return len(merged)

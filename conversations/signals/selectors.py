@@ -1,4 +1,5 @@
-"""Rollups summed: over shards, hours and whatever the reader groups by (one query)."""
+"""Rollups summed: over shards, hours and whatever the reader groups by (three statements: the
+counts, the histograms, the sketches' bins)."""
 
 from __future__ import annotations
 
@@ -8,10 +9,11 @@ from typing import Any
 
 from django.db import connection
 
-from . import buckets
+from . import buckets, sketches
 from .facts import FINISHES
 from .models import Rollup
-from .rollups import ARRAYS, SUMS
+from .rollups import ARRAYS, SKETCHES, SUMS
+from .sketches import Bins
 
 _TABLE = Rollup._meta.db_table
 _GROUPS = {"queue", "served_model", "requested_model", "hour"}
@@ -24,6 +26,7 @@ class Sums:
     group: dict[str, Any]
     sums: dict[str, int]
     arrays: dict[str, list[int]]
+    sketches: dict[str, Bins]
 
     def __getitem__(self, key: str) -> int:
         return self.sums[key]
@@ -31,8 +34,28 @@ class Sums:
     def rate(self, part: str, whole: str = "exchanges") -> float:
         return self.sums[part] / self.sums[whole] if self.sums[whole] else 0.0
 
-    def pct(self, hist: str, q: float) -> int | None:
-        return buckets.percentile(self.arrays[hist], q)
+    def pct(self, name: str, q: float) -> int | None:
+        """The q-th percentile of ``name`` (output, latency, tool_calls): from its sketch,
+        within ``sketches.BOUND`` of exact."""
+        return sketches.quantile(self.sketches[f"{name}_sketch"], q)
+
+    @classmethod
+    def merged(cls, groups: list[Sums]) -> Sums:
+        """Several groups' sums as one (sketches merge bin by bin, like the counts)."""
+        total = cls(
+            {},
+            dict.fromkeys(SUMS, 0),
+            {c: [0] * (len(FINISHES) if c == "finishes" else buckets.SIZE) for c in ARRAYS},
+            {c: {} for c in SKETCHES},
+        )
+        for g in groups:
+            for k, v in g.sums.items():
+                total.sums[k] += v
+            for k, arr in g.arrays.items():
+                buckets.add(total.arrays[k], arr)
+            for k, bins in g.sketches.items():
+                sketches.add(total.sketches[k], bins)
+        return total
 
 
 def rollups_summed(
@@ -44,9 +67,12 @@ def rollups_summed(
     snapshot: str | None = None,
     requested: str | None = None,
     group_by: tuple[str, ...] = (),
+    bins_of: tuple[str, ...] = SKETCHES,
 ) -> list[Sums]:
-    """The rollups matching the filters, summed per group (``group_by`` of ``_GROUPS``)."""
-    assert set(group_by) <= _GROUPS
+    """The rollups matching the filters, summed per group (``group_by`` of ``_GROUPS``); the
+    sketches ``bins_of`` names are read (the others left empty: an alert on a share reads
+    none)."""
+    assert set(group_by) <= _GROUPS and set(bins_of) <= set(SKETCHES)
     filters: tuple[tuple[str, Any], ...] = (
         ("hour >= %s", since),
         ("hour < %s", until),
@@ -71,11 +97,25 @@ def rollups_summed(
         f"FROM {_TABLE}, unnest({', '.join(ARRAYS)}) WITH ORDINALITY AS u({u}, i) "
         f"WHERE {where_sql} GROUP BY {keys + ', ' if keys else ''}u.i"
     )
+    # The sketches' bins summed per group: one pass over each row's bins (jsonb_each_text).
+    bins_sql = (
+        f"SELECT {keys + ', ' if keys else ''}b.c, b.key, sum(b.value::bigint) "  # noqa: S608
+        f"FROM {_TABLE}, LATERAL ("
+        + " UNION ALL ".join(
+            f"SELECT {SKETCHES.index(c)} AS c, key, value FROM jsonb_each_text({c})"  # noqa: S608
+            for c in bins_of
+        )
+        + f") b WHERE {where_sql} GROUP BY {keys + ', ' if keys else ''}b.c, b.key"
+    )
     with connection.cursor() as cur:
         cur.execute(sums_sql, params)
         rows = cur.fetchall()
         cur.execute(arrays_sql, params)
         cells = cur.fetchall()
+        found = []
+        if bins_of:
+            cur.execute(bins_sql, params)
+            found = cur.fetchall()
     n = len(group_by)
     arrays: dict[tuple[Any, ...], dict[str, list[int]]] = {}
     for cell in cells:
@@ -86,11 +126,18 @@ def rollups_summed(
         for c, v in zip(ARRAYS, cell[n + 1 :], strict=True):
             if v is not None and index < len(per[c]):
                 per[c][index] = int(v)
+    bins: dict[tuple[Any, ...], dict[str, Bins]] = {}
+    for cell in found:
+        key, column, count = tuple(cell[:n]), SKETCHES[cell[n]], int(cell[n + 2])
+        if count:
+            per_bins = bins.setdefault(key, {c: {} for c in SKETCHES})
+            per_bins[column][cell[n + 1]] = count
     out = []
     for row in rows:
         sums = {c: int(v or 0) for c, v in zip(SUMS, row[n:], strict=True)}
         key = tuple(row[:n])
         if key not in arrays:
             continue  # no row matched (an aggregate without GROUP BY still returns one)
-        out.append(Sums(dict(zip(group_by, key, strict=True)), sums, arrays[key]))
+        group = dict(zip(group_by, key, strict=True))
+        out.append(Sums(group, sums, arrays[key], bins.get(key, {c: {} for c in SKETCHES})))
     return out

@@ -6,8 +6,8 @@ row the registry (``retention/registry.py``) lists for it, in one transaction.
 
 To add an erase step: a model holding conversation data is an ``Entry`` of ``registry.ERASED``
 (deleted here in the one statement of ``registry.erase_rows``); a store outside PostgreSQL gets
-its step here, after the key is destroyed and before the rows' transaction commits, and a count
-of its own in ``counts`` (the receipt reports it), and the verification scan
+its step here after the rows' transaction commits, idempotent (an erase that fails there is run
+again), as Redis's live streams do (``live_state.forget``), and the verification scan
 (``receipts.verification_scan``) looks for what it might have left.
 """
 

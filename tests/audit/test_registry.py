@@ -35,6 +35,7 @@ STABLE_CODES = {
     "share_link.created",
     "share_link.revoked",
     "share_link.opened",
+    "subject_access.reported",
     "work_note.changed",
     "signals.viewed",
     "alert_rule.changed",

@@ -51,6 +51,7 @@ def test_model_page_shows_the_numbers_and_is_audited(client: Any, world: World) 
     assert view.price_per_1000 is not None and view.price_per_1000 > 0
     assert "<svg" in html and "Output tokens per exchange" in html
     assert "cut off (max tokens)" in html
+    assert "within 1 % of exact (DDSketch)" in html
     assert "requested <code>claude-sonnet-4-5</code> (an alias" in html
     row = AuditEvent.objects.filter(code="signals.viewed").latest("id")
     assert row.details["page"] == "model" and row.details["queue"] == "billing"
@@ -89,6 +90,7 @@ def test_readiness_page(client: Any, world: World) -> None:
     assert r.status_code == 200
     assert r.context["view"].report.recommended_max_tokens is not None
     assert "alias" in r.content.decode()
+    assert "(exact, from the exchanges themselves)" in r.content.decode()
     bad = client_for(client, world, "agent").get("/signals/readiness/?since=yesterday")
     assert bad.status_code == 400 and b"since" in bad.content
 

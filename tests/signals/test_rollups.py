@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from conversations.models import Conversation, Exchange
-from conversations.signals import buckets
+from conversations.signals import buckets, sketches
 from conversations.signals.facts import FINISHES
 from conversations.signals.models import Rollup
 from conversations.signals.rollups import FIELDS, contribution, rollups_rebuild
@@ -37,6 +37,8 @@ def summed(**filters: Any) -> dict[str, Any]:
                 acc = out.setdefault(k, [0] * len(v))
                 for i, n in enumerate(v):
                     acc[i] += n
+            elif isinstance(v, dict):
+                sketches.add(out.setdefault(k, {}), v)
             else:
                 out[k] = out.get(k, 0) + v
     return out
@@ -53,6 +55,8 @@ def recomputed() -> dict[str, Any]:
             acc = out.setdefault(k, [0] * len(arr))
             for i, n in enumerate(arr):
                 acc[i] += n
+        for k, bins in d.sketches.items():
+            sketches.add(out.setdefault(k, {}), bins)
     return out
 
 
@@ -145,6 +149,7 @@ def test_erasure_takes_the_conversation_out_of_the_rollups() -> None:
     assert after["exchanges"] == 1
     assert after["truncated"] == 0
     assert after["output_hist"][buckets.bucket(900)] == 0
+    assert after["output_sketch"] == sketches.of([30])  # the erased bin is gone, not zero
     assert sum(after["output_hist"]) == 1
     # A rebuild from the rows finds the same numbers.
     rollups_rebuild()

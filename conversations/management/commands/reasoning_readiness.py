@@ -43,7 +43,7 @@ class Command(BaseCommand):
         for warning in r.alias_warnings:
             w(f"  WARNING: {warning}")
         w(f"  exchanges: {r.exchanges:,}; hit the limit: {r.hit_limit:,}")
-        w(f"  output tokens p50 / p90 / p99: {r.p50} / {r.p90} / {r.p99}")
+        w(f"  output tokens p50 / p90 / p99: {r.p50} / {r.p90} / {r.p99} ({r.precision})")
         w(f"  largest thinking budget seen: {r.max_budget}")
         w(f"  recommended max_tokens (from the p99, not the median): {r.recommended_max_tokens}")
         if r.hidden_share is not None:
