@@ -13,8 +13,7 @@ import pytest
 
 from conversations.blocks import Message
 from conversations.models import Conversation, Exchange
-from conversations.signals.alerts import metric_value
-from conversations.signals.models import AlertRule
+from conversations.signals.metrics import metric
 from conversations.signals.rewrites import EDITED, classify
 from conversations.signals.selectors import Sums
 from tests.conftest import post_json
@@ -76,7 +75,7 @@ def test_dropping_the_default_caller_is_a_change_the_model_does_not_see(
     sums = summed()
     assert (sums["rewrite_unseen"], sums["rewritten"]) == (1, 0)
     # The alert reads "rewritten": a change the model does not see cannot fire it.
-    assert metric_value(AlertRule.Metric.REWRITES, Sums({}, sums, {})) == 0
+    assert metric("rewrite_rate").value(Sums({}, sums, {}, {})) == 0
     html = _page(client, "unseen")
     assert "History rewritten" not in html
     assert "only fields the provider never puts in the prompt changed" in html
