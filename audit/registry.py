@@ -160,7 +160,7 @@ EVENT_TYPES = _types(
         _keys("change", "retention_class", "queue", "days"),
         required=_keys("change"),
     ),
-    # Operational signals (conversations/signals/).
+    # Operational signals (conversations/monitoring/).
     EventType(
         "signals.viewed",
         "a person read a signals page (a model page, alerts, an alert, the readiness report)",
@@ -254,14 +254,15 @@ EVENT_TYPES = _types(
     ),
     EventType(
         "share_link.revoked",
-        "a share link was revoked before it expired",
-        _keys("link"),
+        "a share link was revoked before it expired (reason: when the system revoked it, e.g. "
+        "its creator lost their access)",
+        _keys("link", "reason"),
         required=_keys("link"),
     ),
     EventType(
         "share_link.opened",
-        "someone opened a share link (the link is the actor); outcome: shown, expired, revoked "
-        "or erased",
+        "someone opened a share link (the link is the actor); outcome: shown, expired, revoked, "
+        "withdrawn (its creator can no longer open the conversation) or erased",
         _keys("link", "outcome"),
         required=_keys("outcome"),
     ),

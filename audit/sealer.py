@@ -23,6 +23,9 @@ How a batch is sealed (one transaction, ``seal_batch``):
    its ``event_hash``, and a seal hash chained to the one before.
 4. A digest closes the batch: its positions, the last seal's hash, the new frontier, the previous
    digest's hash, its own hash, and an HMAC signature of that hash (``hashing.digest_signature``).
+5. Once the batch has committed, its digest head is appended to the witness outside the database
+   (``AUDIT_WITNESS``, witness.py), so that a log cut short or emptied by the database's owner no
+   longer verifies.
 
 A crash anywhere in a batch rolls the whole batch back: its seals and its digest are written in
 one transaction, and ``AuditSeal.event_id`` is unique, so the next run seals the same rows once.
@@ -34,12 +37,14 @@ and by ``manage.py seal_audit``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from django.db import connections, router, transaction
 from django.db.backends.utils import CursorWrapper
 
 from .hashing import EVENT_FIELDS, GENESIS, digest_hash, digest_signature, event_hash, seal_hash
 from .models import DIGEST_TABLE, TABLE, AuditDigest, AuditEvent, AuditSeal
+from .witness import witness_append
 
 __all__ = ["SealLag", "SealReport", "horizon", "seal_batch", "seal_lag", "seal_pending"]
 
@@ -138,12 +143,20 @@ def horizon(cursor: CursorWrapper) -> int:
 
 
 def seal_batch(*, batch_size: int = BATCH_SIZE) -> SealReport:
-    """Seal up to ``batch_size`` rows in one transaction. ``rows`` is 0 when nothing was ready."""
+    """Seal up to ``batch_size`` rows in one transaction. ``rows`` is 0 when nothing was ready.
+    Once it has committed, the batch's digest head is appended to the witness (witness.py)."""
     alias = _alias()
+    report, head = _seal_batch(alias, batch_size)
+    if head is not None:
+        witness_append(database=connections[alias].settings_dict["NAME"], **head)
+    return report
+
+
+def _seal_batch(alias: str, batch_size: int) -> tuple[SealReport, dict[str, Any] | None]:
     with transaction.atomic(using=alias), connections[alias].cursor() as cursor:
         cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [SEAL_LOCK_KEY])
         if not cursor.fetchone()[0]:
-            return SealReport(busy=True)
+            return SealReport(busy=True), None
         below = horizon(cursor)
         cursor.execute(_LAST_DIGEST_SQL)
         last = cursor.fetchone()
@@ -151,7 +164,7 @@ def seal_batch(*, batch_size: int = BATCH_SIZE) -> SealReport:
         cursor.execute(_PENDING_SQL, [frontier_xid, frontier_id, below, batch_size])
         rows = [dict(zip(EVENT_FIELDS, values, strict=True)) for values in cursor.fetchall()]
         if not rows:
-            return SealReport()
+            return SealReport(), None
         cursor.execute(_NEXT_DIGEST_SQL)
         digest_id, sealed_at = cursor.fetchone()
         prev_seal = (
@@ -191,7 +204,7 @@ def seal_batch(*, batch_size: int = BATCH_SIZE) -> SealReport:
         }
         own = digest_hash(digest)
         AuditDigest.objects.using(alias).create(**digest, hash=own, signature=digest_signature(own))
-        return SealReport(rows=len(seals), batches=1)
+    return SealReport(rows=len(seals), batches=1), {"digest": digest, "own_hash": own}
 
 
 def seal_pending(*, batch_size: int = BATCH_SIZE, max_batches: int | None = None) -> SealReport:

@@ -12,6 +12,9 @@ constant memory (server-side cursors, read in chunks, in one snapshot). What eac
   digest's hash, whose positions do not follow the previous digest's, or whose
   ``last_seal_hash`` is not the hash of the seal it ends on: a **broken digest** (forged,
   removed or rewritten); seals after the last digest are unsigned;
+- a digest head the witness outside the database holds (witness.py) that the database lacks or
+  holds differently, a chain that ends before the last witnessed head (its tail was cut), or an
+  empty log while the witness names heads (it was emptied): **witness**;
 - a committed row left unsealed for longer than ``AUDIT_UNSEALED_GRACE_INTERVALS`` sealer
   intervals (the sealer is not running, or a transaction has been open that long), and an
   unsealed row behind the frontier (it was skipped, or inserted with a forged ``xid``).
@@ -41,6 +44,7 @@ from .hashing import (
     seal_hash,
 )
 from .models import DIGEST_TABLE, SEAL_TABLE, TABLE, AuditEvent, AuditSeal
+from .witness import WitnessCheck, witness_heads
 
 __all__ = ["ChainReport", "Problem", "verify_chain"]
 
@@ -68,7 +72,8 @@ _WAITING_SQL = (
 
 @dataclass(frozen=True)
 class Problem:
-    kind: str  # altered | removed | reordered | seal_altered | digest | unsigned | unsealed
+    # altered | removed | reordered | seal_altered | digest | unsigned | unsealed | witness
+    kind: str
     text: str
     event_id: int | None = None
     position: int | None = None
@@ -82,6 +87,7 @@ class ChainReport:
     head_position: int = 0
     head_hash: str = GENESIS
     unsealed: int = 0  # committed rows not yet sealed (within the grace period: normal)
+    witnessed: int = 0  # digests found as the witness holds them
     problems: list[Problem] = field(default_factory=list)
 
     @property
@@ -99,18 +105,24 @@ def verify_chain(
     progress: Callable[[int], object] | None = None,
     max_problems: int = 20,
     now: datetime | None = None,
+    witness: str | None = None,
 ) -> ChainReport:
-    """Check seals, rows and digests; ``progress(n)`` is called with the seals read since the
-    last call."""
+    """Check seals, rows and digests, and the digests against the witness (``witness``: a file
+    of heads; default: ``AUDIT_WITNESS`` when it is a file); ``progress(n)`` is called with the
+    seals read since the last call."""
     alias = router.db_for_read(AuditEvent) or "default"
     report = ChainReport()
+    database = connections[alias].settings_dict["NAME"]
     # In a transaction, server-side cursors stream from one snapshot; outside one (autocommit)
     # Django declares them WITH HOLD, which makes the server materialise the whole result first.
     with transaction.atomic(using=alias):
-        walk = _Walk(report, max_problems)
+        walk = _Walk(
+            report, max_problems, WitnessCheck(witness_heads(database=database, source=witness))
+        )
         try:
             walk.seals(_stream(alias, _SEALS_SQL, chunk_size, "verify_seals"), progress)
             walk.digests(_stream(alias, _DIGESTS_SQL, chunk_size, "verify_digests"))
+            report.witnessed = walk.witness.witnessed
             walk.unsealed(alias, now)
         except _Stop:
             pass
@@ -127,8 +139,9 @@ def _stream(alias: str, sql: str, chunk_size: int, name: str) -> Iterator[tuple[
 
 
 class _Walk:
-    def __init__(self, report: ChainReport, max_problems: int) -> None:
+    def __init__(self, report: ChainReport, max_problems: int, witness: WitnessCheck) -> None:
         self.report = report
+        self.witness = witness
         self.max_problems = max_problems
         self.frontier: tuple[int, int] = (-1, -1)
 
@@ -235,7 +248,11 @@ class _Walk:
                     )
                 else:
                     self.report.digests += 1
+            for text in self.witness.see(digest["id"], stored, digest["last_position"]):
+                self.problem("witness", text, **where)
             expected_prev, expected_first = stored, digest["last_position"] + 1
+        for text in self.witness.finish():
+            self.problem("witness", text)
         if self.report.head_position >= expected_first:
             self.problem(
                 "unsigned",

@@ -17,7 +17,7 @@ What it measures:
 4. **signals_tick** (the two shipped rules and five more, every metric): p95 beside the raw SQL
    of the rollup rows of the widest window.
 5. **Quantiles, sketch vs exact**, on the sample's real exchanges: output-token p50/p90/p99
-   read from the rollups' DDSketch bins (``signals/sketches.py``) beside ``percentile_disc`` over
+   read from the rollups' DDSketch bins (``monitoring/sketches.py``) beside ``percentile_disc`` over
    the rows themselves: each one's relative error (the bound is 1 %), and the p95 time of each
    read, as a ratio.
 
@@ -117,7 +117,7 @@ def _spread(low: int, high: int, per: int) -> str:
     import json
     import math
 
-    from conversations.signals import sketches
+    from conversations.monitoring import sketches
 
     values = [round(math.exp(math.log(low) + (math.log(high / low)) * i / per)) for i in range(per)]
     return json.dumps(sketches.of(values))
@@ -127,8 +127,8 @@ def seed_rollups(exchanges: int) -> int:
     from django.db import connection
     from django.utils import timezone
 
-    from conversations.signals.models import Rollup
-    from conversations.signals.rollups import hour_of
+    from conversations.monitoring.models import Rollup
+    from conversations.monitoring.rollups import hour_of
 
     end = hour_of(timezone.now()) - timedelta(hours=1)  # the sample owns the current hour
     start = end - timedelta(days=30)
@@ -184,10 +184,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from conversations.demo import demo_bodies
     from conversations.models import Queue
-    from conversations.signals.alerts import signals_tick
-    from conversations.signals.models import AlertRule, Rollup
-    from conversations.signals.reads import model_page_read
-    from conversations.signals.rollups import hour_of, rollups_compact
+    from conversations.monitoring.alerts import signals_tick
+    from conversations.monitoring.models import AlertRule, Rollup
+    from conversations.monitoring.reads import model_page_read
+    from conversations.monitoring.rollups import hour_of, rollups_compact
 
     bodies = list(itertools.islice(demo_bodies(args.sample), args.sample))
     for body in bodies:
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     # 5. Quantiles of the sample, sketch vs exact: before the seeding, the rollups hold only the
     # sample's exchanges.
     from conversations.models import Exchange
-    from conversations.signals.selectors import Sums, rollups_summed
+    from conversations.monitoring.selectors import Sums, rollups_summed
 
     sampled = Exchange.objects.count()
     exact_sql = (

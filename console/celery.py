@@ -38,7 +38,7 @@ app.conf.beat_schedule = {
         "options": {"expires": float(settings.AUDIT_SEAL_INTERVAL_SECONDS)},
     },
     # The operational signals: evaluates the alert rules over the hourly rollups and sends what
-    # changed state (and retries undelivered notifications: conversations/signals/alerts.py).
+    # changed state (and retries undelivered notifications: conversations/monitoring/alerts.py).
     # Its own entry, so a slow webhook never delays the retention clock or the sealer. State is
     # in PostgreSQL (alerts, notifications): a missed or doubled run is harmless.
     "signals-tick": {

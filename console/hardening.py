@@ -10,10 +10,13 @@
 - ``NoStoreMiddleware``: ``Cache-Control: no-store, private`` on every page of a signed-in user
   (they show conversation data: transcripts, the list, the audit log, the admin) and on every API
   answer, so neither a browser nor a proxy keeps a copy.
+- ``client_address``: the one address a request is counted by (the login throttle, the share
+  pages' rate limit): the TCP peer, unless the peer is a proxy ``FORWARDED_ALLOW_IPS`` names.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import time
 from collections.abc import Callable
 from typing import Any
@@ -86,6 +89,38 @@ class NoStoreMiddleware:
         if request.path.startswith(API_PREFIX) or (user is not None and user.is_authenticated):
             patch_cache_control(response, no_store=True, private=True)
         return response
+
+
+def _trusted(address: str) -> bool:
+    allowed = settings.FORWARDED_ALLOW_IPS
+    return "*" in allowed or address in allowed
+
+
+def _address(value: str) -> str | None:
+    try:
+        return str(ipaddress.ip_address(value.strip().strip("[]")))
+    except ValueError:
+        return None
+
+
+def client_address(request: HttpRequest) -> str:
+    """The client's address: the TCP peer (``REMOTE_ADDR``); when the peer is a proxy that
+    ``FORWARDED_ALLOW_IPS`` names, the right-most ``X-Forwarded-For`` hop that is not such a
+    proxy (what the proxy saw; hops further left are whatever the client wrote). The same rule
+    uvicorn applies with ``--forwarded-allow-ips`` (console/ops/serve.py), so under uvicorn,
+    which has already replaced the peer, and under gunicorn, which has not, the answer is the
+    same; with the setting empty (the default), ``X-Forwarded-For`` counts for nothing."""
+    peer = request.META.get("REMOTE_ADDR", "") or ""
+    if not settings.FORWARDED_ALLOW_IPS or not _trusted(peer):
+        return peer
+    hops = [h for h in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if h.strip()]
+    for hop in reversed(hops):
+        address = _address(hop)
+        if address is None:
+            return peer  # a hop that is not an address: the header is not to be believed
+        if not _trusted(address):
+            return address
+    return _address(hops[0]) or peer if hops else peer
 
 
 class ThrottledLoginBackend(AxesStandaloneBackend):

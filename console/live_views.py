@@ -1,89 +1,36 @@
 """Live conversations: the SSE stream of a conversation's in-flight exchange, and "Live now".
 
 ``conversation_live`` is a Django async view: it checks access and writes its audit row through
-one read service (``conversation_live_read``, in a thread), then relays the conversation's Redis
-channel as ``text/event-stream``. The events are the live filter's (``conversations/live/``):
-visible text already redacted, thinking as a duration and a count, never its text. A reconnect
-sends ``Last-Event-ID`` and gets the kept events after it first, then the channel, without
-duplicates (subscribed before the backlog is read, ids skipped up to the last sent). One event
-is the relay's own: ``idle`` (no id), when the exchange last streamed has had its state expire
-without being closed by its POST (``_still_live``, asked at a keepalive).
-
-The streams of one event loop (one uvicorn process) share one Redis connection (``_Hub``): one
-subscription per watched conversation, each message parsed and framed once and handed to its
-viewers; a viewer sends what waits for it in one write. A viewer more than
-``MAX_PENDING_FRAMES`` behind, or every viewer when the subscription's connection fails, has its
-stream ended: the browser's EventSource reconnects with ``Last-Event-ID``.
+one read service (``conversation_live_read``, in a thread), then relays the conversation's live
+events as ``text/event-stream`` (``conversations/live/hub.py``: the Redis side, shared by the
+streams of one process). A session holds at most ``LIVE_MAX_STREAMS_PER_SESSION`` streams open in
+one web process (429 past it, in the API's error shape). The events are the live filter's
+(``conversations/live/``): visible text already redacted, thinking as a duration and a count,
+never its text.
 """
 
 from __future__ import annotations
 
-import asyncio
+import collections
 import contextlib
-import json
-import weakref
-from collections import deque
+import hashlib
 from collections.abc import AsyncIterator
 from typing import Any
 
 import django.db
-import redis.asyncio as aioredis
 from asgiref.sync import sync_to_async
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.views import redirect_to_login
 from django.core.handlers.asgi import ASGIRequest
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
 
-from conversations.live import state
+from conversations.live import hub
 from conversations.reads import conversation_live_read, live_now_read
 
 from .ops.metrics import LIVE_VIEWERS
-
-# A comment line after at most twice this long without an event keeps proxies from closing an
-# idle stream.
-KEEPALIVE_SECONDS = 15.0
-# Frames one stream may have waiting; a reader further behind is cut off (it resumes from the
-# event log with Last-Event-ID, as after any reconnect).
-MAX_PENDING_FRAMES = 2000
-
-
-def _frame(event: dict[str, Any]) -> bytes:
-    """An event as SSE; with its id when it has one (the log's events: ``Last-Event-ID``)."""
-    data = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
-    head = f"id: {event['id']}\n" if "id" in event else ""
-    return f"{head}event: live\ndata: {data}\n\n".encode()
-
-
-# A frame as the hub hands it to viewers: the event's id, the frame, the exchange's label and
-# whether the event closes that exchange (the relay's idle notice follows the last two).
-_Item = tuple[int, bytes, str, bool]
-
-
-def _item(event: dict[str, Any]) -> _Item:
-    return (
-        int(event["id"]),
-        _frame(event),
-        str(event.get("exchange", "")),
-        event["type"] == "closed",
-    )
-
-
-async def _still_live(r: Any, pk: int, label: str) -> bool:
-    """Whether an exchange of the conversation whose label is ``label`` still has its state in
-    Redis (it expires ``LIVE_IDLE_SECONDS`` after the exchange's last chunk: the idle close)."""
-    opened: Any = await r.smembers(state.key("open", pk))
-    names = [m.decode() if isinstance(m, bytes) else m for m in opened]
-    alive = [h for h in names if h.startswith(label)]
-    return bool(alive) and bool(await r.exists(*(state.key("x", h) for h in alive)))
-
-
-def _idle_frame(label: str) -> bytes:
-    """The stream's notice that an exchange went quiet and was closed without its POST (the chat
-    backend stopped sending): no id, it is not in the log; the page stops its "Thinking…"."""
-    return _frame({"type": "idle", "exchange": label, "seconds": settings.LIVE_IDLE_SECONDS})
 
 
 def _last_event_id(request: HttpRequest) -> int:
@@ -94,251 +41,40 @@ def _last_event_id(request: HttpRequest) -> int:
         return 0
 
 
-class _Viewer:
-    """One stream's frames not yet sent, ``(id, frame)`` in the channel's order."""
-
-    __slots__ = ("ended", "frames", "keepalive", "quiet", "wake")
-
-    def __init__(self) -> None:
-        self.frames: list[_Item] = []
-        self.wake = asyncio.Event()
-        self.ended = False
-        self.quiet = False  # nothing pushed since the hub's last tick
-        self.keepalive = False
-
-    def push(self, item: _Item) -> None:
-        if len(self.frames) >= MAX_PENDING_FRAMES:
-            # Too slow a reader: its stream ends, its EventSource resumes from the log.
-            self.end()
-            return
-        self.frames.append(item)
-        self.quiet = False
-        self.wake.set()
-
-    def tick(self) -> None:
-        if self.quiet:
-            self.keepalive = True
-            self.wake.set()
-        self.quiet = True
-
-    def end(self) -> None:
-        self.ended = True
-        self.frames = []
-        self.wake.set()
-
-    async def take(self) -> list[_Item] | None:
-        """The frames waiting (all of them); [] for a keepalive; None once ended."""
-        if not self.frames and not self.ended and not self.keepalive:
-            await self.wake.wait()
-        self.wake.clear()
-        self.keepalive = False
-        if self.ended:
-            return None
-        frames, self.frames = self.frames, []
-        return frames
+# The live streams each session holds open in this process (``LIVE_MAX_STREAMS_PER_SESSION``):
+# counted from the view's check to the stream's end, in the event loop's one thread.
+_streams: collections.Counter[str] = collections.Counter()
 
 
-class _Hub:
-    """The Redis subscription of every live stream an event loop serves (under uvicorn: one per
-    web process), one channel per watched conversation: each message is parsed and framed once,
-    then handed to the viewers of its channel. Lives while it has viewers."""
-
-    def __init__(self, url: str) -> None:
-        self.redis = aioredis.from_url(url)
-        self.pubsub = self.redis.pubsub()
-        self.channels: dict[bytes, set[_Viewer]] = {}
-        # Per channel, the SUBSCRIBE / UNSUBSCRIBE replies awaited, in the order sent (Redis
-        # answers in order): a viewer reads the backlog once its channel's SUBSCRIBE is answered.
-        self.replies: dict[bytes, deque[asyncio.Future[None]]] = {}
-        self.viewers = 0
-        self.started: asyncio.Future[None] | None = None
-        self.reader: asyncio.Task[None] | None = None
-        self.ticker: asyncio.Task[None] | None = None
-        self.failed: BaseException | None = None
-
-    async def _start(self) -> None:
-        await self.pubsub.connect()
-        self.reader = asyncio.create_task(self._read())
-        self.ticker = asyncio.create_task(self._tick())
-
-    async def _tick(self) -> None:
-        """A keepalive for each stream that had nothing to send for a whole period (one timer
-        for every viewer, not one per wait)."""
-        while True:
-            await asyncio.sleep(KEEPALIVE_SECONDS)
-            for viewers in self.channels.values():
-                for v in viewers:
-                    v.tick()
-
-    async def join(self, name: str, viewer: _Viewer) -> None:
-        """``viewer`` gets every message published on ``name`` from the time this returns."""
-        self.viewers += 1
-        if self.started is None:
-            self.started = asyncio.ensure_future(self._start())
-        await asyncio.shield(self.started)
-        if self.failed is not None:
-            raise self.failed
-        channel = name.encode()
-        viewers = self.channels.get(channel)
-        if viewers is not None:
-            viewers.add(viewer)
-            pending = self.replies.get(channel)
-            if pending:  # subscribed, not yet answered
-                await self._answer(pending[-1])
-            return
-        self.channels[channel] = {viewer}
-        answered = asyncio.get_running_loop().create_future()
-        self.replies.setdefault(channel, deque()).append(answered)
-        await self.pubsub.execute_command("SUBSCRIBE", channel)
-        await self._answer(answered)
-
-    async def _answer(self, answered: asyncio.Future[None]) -> None:
-        """Until Redis answered, or the reader ended (failed, or its loop is closing)."""
-        assert self.reader is not None
-        await asyncio.wait({answered, self.reader}, return_when=asyncio.FIRST_COMPLETED)
-        if answered.done():
-            answered.result()
-        elif self.failed is not None:
-            raise self.failed
-        else:
-            raise ConnectionError("the live streams' Redis reader stopped")
-
-    async def leave(self, name: str, viewer: _Viewer) -> None:
-        """``viewer`` gets nothing more; the channel's last viewer unsubscribes it (answered
-        before this returns), the hub's last closes the hub."""
-        self.viewers -= 1
-        channel = name.encode()
-        viewers = self.channels.get(channel)
-        if viewers is not None:
-            viewers.discard(viewer)
-            if not viewers:
-                del self.channels[channel]
-                if self.failed is None:
-                    answered = asyncio.get_running_loop().create_future()
-                    self.replies.setdefault(channel, deque()).append(answered)
-                    with contextlib.suppress(Exception):  # the hub failed meanwhile
-                        await self.pubsub.execute_command("UNSUBSCRIBE", channel)
-                        await self._answer(answered)
-        if self.viewers <= 0:
-            await self.close()
-
-    async def _read(self) -> None:
-        try:
-            while True:
-                response: Any = await self.pubsub.parse_response(block=True)
-                if not isinstance(response, list) or len(response) < 3:
-                    continue
-                kind, channel, data = response[0], response[1], response[2]
-                if kind == b"message":
-                    viewers = self.channels.get(channel)
-                    if not viewers:
-                        continue
-                    try:
-                        event = json.loads(data)
-                        item = _item(event)
-                    except (ValueError, TypeError, KeyError):
-                        continue  # not one of state.commit's events
-                    for v in tuple(viewers):
-                        v.push(item)
-                elif kind in (b"subscribe", b"unsubscribe"):
-                    waiting = self.replies.get(channel)
-                    if waiting:
-                        answered = waiting.popleft()
-                        if not answered.done():
-                            answered.set_result(None)
-                        if not waiting:
-                            del self.replies[channel]
-        except asyncio.CancelledError:
-            raise
-        except BaseException as exc:  # Redis gone: every stream ends, each viewer reconnects
-            self._fail(exc)
-
-    def _fail(self, exc: BaseException) -> None:
-        self.failed = exc
-        if self.ticker is not None:
-            self.ticker.cancel()
-        if _hubs.get(asyncio.get_running_loop()) is self:
-            del _hubs[asyncio.get_running_loop()]
-        for viewers in self.channels.values():
-            for v in viewers:
-                v.end()
-        for waiting in self.replies.values():
-            for answered in waiting:
-                if not answered.done():
-                    answered.set_exception(exc)
-
-    async def close(self) -> None:
-        loop = asyncio.get_running_loop()
-        if _hubs.get(loop) is self:
-            del _hubs[loop]
-        for task in (self.reader, self.ticker):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
-        await self.pubsub.aclose()
-        await self.redis.aclose()
-
-
-_hubs: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Hub] = weakref.WeakKeyDictionary()
-
-
-def _hub() -> _Hub:
-    loop = asyncio.get_running_loop()
-    hub = _hubs.get(loop)
-    if hub is None:
-        hub = _hubs[loop] = _Hub(settings.REDIS_URL)
-    return hub
-
-
-async def _relay(pk: int, after: int) -> AsyncIterator[bytes]:
-    hub = _hub()
-    viewer = _Viewer()
-    name = state.channel(pk)
+async def _relay(pk: int, after: int, session: str = "") -> AsyncIterator[bytes]:
+    """The hub's relay, counted in the viewers' gauge and in its session's streams while it
+    streams."""
     LIVE_VIEWERS.inc()
     try:
-        await hub.join(name, viewer)
-        last = after
-        yield b"retry: 2000\n\n"
-        kept: Any = await hub.redis.lrange(state.key("log", pk), 0, -1)
-        backlog = [json.loads(raw) for raw in kept]
-        if after == 0:
-            # A new viewer: the exchanges already closed are on the page as stored turns.
-            closed = {e["exchange"] for e in backlog if e["type"] == "closed"}
-            backlog = [e for e in backlog if e["exchange"] not in closed]
-        # The exchange whose events were sent last, unless they closed it: when its state in
-        # Redis expires (no chunk for LIVE_IDLE_SECONDS, no POST), the viewer is told so.
-        open_label = ""
-        frames = []
-        for event in backlog:
-            if event["id"] > last:
-                last = event["id"]
-                frames.append(_frame(event))
-                open_label = "" if event["type"] == "closed" else str(event.get("exchange", ""))
-        if frames:
-            yield b"".join(frames)
-        while True:
-            waiting = await viewer.take()
-            if waiting is None:
-                return
-            if not waiting:
-                if open_label and not await _still_live(hub.redis, pk, open_label):
-                    yield _idle_frame(open_label)
-                    open_label = ""
-                    continue
-                yield b": keepalive\n\n"
-                continue
-            fresh = []
-            for event_id, frame, label, closes in waiting:
-                if event_id > last:
-                    last = event_id
-                    fresh.append(frame)
-                    open_label = "" if closes else label
-            if fresh:
-                yield b"".join(fresh)
+        async with contextlib.aclosing(hub.relay(pk, after)) as frames:
+            async for frame in frames:
+                yield frame
     finally:
         LIVE_VIEWERS.dec()
-        await asyncio.shield(hub.leave(name, viewer))
+        _streams[session] -= 1
+        if _streams[session] <= 0:
+            del _streams[session]
+
+
+def _too_many_streams() -> JsonResponse:
+    """429 in the API's error shape: a session that holds ``LIVE_MAX_STREAMS_PER_SESSION``
+    live streams open (each one an audit row) gets no more until one ends."""
+    limit = settings.LIVE_MAX_STREAMS_PER_SESSION
+    body = {
+        "error": "too_many_streams",
+        "detail": f"this session has {limit} live streams open; close one (another tab) first",
+        "field": None,
+        "at": None,
+    }
+    response = JsonResponse(body, status=429)
+    response["Retry-After"] = "5"
+    response["Cache-Control"] = "no-store"
+    return response
 
 
 def _subscribe(user: Any, pk: int) -> int:
@@ -360,8 +96,16 @@ async def conversation_live(request: HttpRequest, pk: int) -> HttpResponseBase:
         # Under a WSGI server a stream would hold a worker for as long as it is watched: the
         # page works without it (204 tells EventSource not to reconnect).
         return HttpResponse(status=204)
-    await sync_to_async(_subscribe)(user, pk)
-    response = StreamingHttpResponse(_relay(pk, _last_event_id(request)))
+    session = hashlib.sha256((request.session.session_key or "").encode()).hexdigest()[:16]
+    if _streams[session] >= settings.LIVE_MAX_STREAMS_PER_SESSION:
+        return _too_many_streams()  # before the read service: no audit row for it
+    _streams[session] += 1  # (the relay's end gives it back)
+    try:
+        await sync_to_async(_subscribe)(user, pk)
+    except BaseException:
+        _streams[session] -= 1
+        raise
+    response = StreamingHttpResponse(_relay(pk, _last_event_id(request), session))
     response["Content-Type"] = "text/event-stream; charset=utf-8"
     response["Cache-Control"] = "no-store"
     response["X-Accel-Buffering"] = "no"

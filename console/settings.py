@@ -11,6 +11,7 @@ describes in var/embedded.env.
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 from datetime import date, timedelta
 from pathlib import Path
@@ -229,6 +230,12 @@ LIVE_IDLE_SECONDS = env.int("LIVE_IDLE_SECONDS", default=120)
 LIVE_MAX_CHUNK_CHARS = env.int("LIVE_MAX_CHUNK_CHARS", default=256 * 1024)
 LIVE_EVENTS_KEPT = env.int("LIVE_EVENTS_KEPT", default=5000)
 LIVE_KEY_PREFIX = env.str("CACHE_KEY_PREFIX", default="console") + ":live"
+# Live bounds (issue 29): the characters of stream one exchange may keep unread in Redis (an
+# event not yet complete, chunks that came early, text held back), the exchanges one
+# conversation may stream at once, and the live streams one signed-in session may hold open.
+LIVE_MAX_STATE_CHARS = env.int("LIVE_MAX_STATE_CHARS", default=4 * 1024 * 1024)
+LIVE_MAX_OPEN_EXCHANGES = env.int("LIVE_MAX_OPEN_EXCHANGES", default=8)
+LIVE_MAX_STREAMS_PER_SESSION = env.int("LIVE_MAX_STREAMS_PER_SESSION", default=6)
 
 # The agent's workspace: where a conversation's ticket reference (its exchanges'
 # ``labels.ticket``) links to, with {ticket} for the reference (URL-quoted). Empty: not linked.
@@ -313,6 +320,8 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "console.hardening.locked_out"
 AXES_VERBOSE = False
+# Counted by the address FORWARDED_ALLOW_IPS yields (console/hardening.py), as the share pages are.
+AXES_CLIENT_IP_CALLABLE = "console.hardening.client_address"
 AXES_ENABLE_ADMIN = False  # nothing to show: the cache handler keeps no rows
 
 # The window of every timestamp the API, `ingest` and the console accept (conversations/bounds.py):
@@ -325,7 +334,9 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_REFERRER_POLICY = "same-origin"
 if IS_PRODUCTION:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # No SECURE_PROXY_SSL_HEADER: Django would believe X-Forwarded-Proto from any client. The
+    # scheme comes from the server, which takes it only from FORWARDED_ALLOW_IPS (uvicorn's
+    # proxy headers, gunicorn's secure_scheme_headers: console/ops/serve.py).
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31536000)
@@ -366,7 +377,7 @@ RETENTION_MAX_ATTEMPTS = env.int("RETENTION_MAX_ATTEMPTS", default=3)
 # art. 12(3)); a request may not be scheduled after it.
 RETENTION_LEGAL_DEADLINE_MONTHS = env.int("RETENTION_LEGAL_DEADLINE_MONTHS", default=1)
 
-# Operational signals (conversations/signals/): how often ``signals_tick`` evaluates the alert
+# Operational signals (conversations/monitoring/): how often ``signals_tick`` evaluates the alert
 # rules (its own beat entry), the HMAC key of webhook signatures when a rule names none, the
 # console's address for links in notifications, the sender of alert e-mail, and where
 # ``probe_allowance`` sends its two requests (with ANTHROPIC_API_KEY / OPENAI_API_KEY).
@@ -512,3 +523,33 @@ SCIM_SERVICE_PROVIDER = {
     "SCHEMAS_GETTER": "console.people.scim.schemas.schemas",
     "WWW_AUTHENTICATE_HEADER": 'Bearer realm="scim"',
 }
+
+# --- Outbound notifications (conversations/monitoring/destinations.py, delivery.py) ---------
+# Webhook hosts (names or addresses) allowed although internal (loopback, private, link-local...):
+# an internal receiver the operator chose. Every other internal destination is refused on save
+# and at delivery. A send waits at most NOTIFY_TIMEOUT_SECONDS (connect, write and read each).
+NOTIFY_ALLOWED_HOSTS = env.list("NOTIFY_ALLOWED_HOSTS", default=[])
+NOTIFY_TIMEOUT_SECONDS = env.float("NOTIFY_TIMEOUT_SECONDS", default=3.0)
+
+# --- The audit witness (audit/witness.py; docs/operations.md) ------------------------------------
+# Where each digest head the sealer commits is also appended, outside the database: a file path
+# (default var/audit-witness.log; ship it off the host) or an http(s) URL of an append-only
+# collector; empty: no witness. verify_audit reads it (or --witness FILE) and fails when the
+# database lacks a witnessed head or ends before the last one.
+AUDIT_WITNESS = env.str("AUDIT_WITNESS", default=str(VAR_DIR / "audit-witness.log"))
+AUDIT_WITNESS_TIMEOUT_SECONDS = env.float("AUDIT_WITNESS_TIMEOUT_SECONDS", default=3.0)
+
+# --- Forwarded headers (console/ops/serve.py, console/hardening.client_address) ----------------
+# The reverse proxies whose X-Forwarded-For (and X-Forwarded-Proto) are believed: addresses,
+# comma-separated, or "*"; default none. The same value is passed to uvicorn and gunicorn by
+# `python -m console.ops.serve`; the login throttle and the share pages' rate limit count by the
+# address it yields.
+FORWARDED_ALLOW_IPS = env.list("FORWARDED_ALLOW_IPS", default=[])
+for _proxy in FORWARDED_ALLOW_IPS:
+    if _proxy != "*":
+        try:
+            ipaddress.ip_address(_proxy)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"FORWARDED_ALLOW_IPS: {_proxy!r} is not an address (nor *)"
+            ) from None

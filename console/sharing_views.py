@@ -23,8 +23,12 @@ from conversations.sharing.ratelimit import hit
 from conversations.sharing.reads import conversation_export_read, share_links_read, share_open_read
 from conversations.sharing.services import share_link_create, share_link_revoke
 
+from .hardening import client_address
+
 GONE = {"expired": "This link has expired.", "revoked": "This link was revoked.",
-        "erased": "This conversation was deleted."}  # fmt: skip
+        "erased": "This conversation was deleted.",
+        "withdrawn": "This link is no longer valid: whoever shared it can no longer open the "
+                     "conversation."}  # fmt: skip
 
 
 def _private(response: HttpResponse) -> HttpResponse:
@@ -79,7 +83,7 @@ def share_revoke(request: HttpRequest, link: int) -> HttpResponse:
 def share_page(request: HttpRequest, token: str) -> HttpResponse:
     """The public, read-only transcript of a share link (no login)."""
     limit = int(getattr(settings, "SHARE_RATE_LIMIT", 60))
-    address = request.META.get("REMOTE_ADDR", "")
+    address = client_address(request)  # FORWARDED_ALLOW_IPS applied, as for sign-in
     if not (
         hit("share-ip", address, limit=limit, window=60)
         and hit("share-link", token, limit=limit, window=60)

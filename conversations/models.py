@@ -176,7 +176,7 @@ class Exchange(models.Model):
         "stored message may lack what they carried (docs/formats.md)",
     )
     tool_call_count = models.PositiveIntegerField(default=0)
-    # What the signals count (conversations/signals/): kept per exchange, so a rollup can be
+    # What the signals count (conversations/monitoring/): kept per exchange, so a rollup can be
     # recomputed from stored rows and an erasure subtracts exactly what the exchange added.
     rewrite_kind = models.CharField(
         max_length=30, blank=True, default="", db_default="", help_text="signals/rewrites.py"
@@ -184,7 +184,7 @@ class Exchange(models.Model):
     repeated_tool_calls = models.PositiveIntegerField(default=0, db_default=0)
     tool_results = models.PositiveIntegerField(default=0, db_default=0)
     tool_errors = models.PositiveIntegerField(default=0, db_default=0)
-    # The backend's conformance (DESIGN section 14; signals/rewrites.py): the cache reads a
+    # The backend's conformance (DESIGN section 14; monitoring/rewrites.py): the cache reads a
     # rewrite the model sees cost (the previous call's cached prefix not read again), and the
     # provider's own verdict on the history (Anthropic ``input_transformations``: each entry's
     # type, path and reason; never content).
@@ -703,8 +703,8 @@ class WorkNote(models.Model):
         return f"{self.tool_name}: {self.template}"
 
 
-# The signals' tables live in their room and belong to this app (conversations/signals/models.py).
-from .signals.models import (  # noqa: E402, F401
+# The signals' tables live in their room and belong to this app (monitoring/models.py).
+from .monitoring.models import (  # noqa: E402, F401
     Alert,
     AlertEvent,
     AlertRule,

@@ -27,6 +27,7 @@ from django.utils import timezone
 
 import audit
 
+from .cache_errors import CACHE_ERRORS
 from .live import state as live_state
 from .models import Conversation, Exchange, ReviewAlert, ReviewGrant, ShareLink
 from .permissions import (
@@ -304,7 +305,10 @@ class LiveNow:
 def live_now_read(*, user: Any) -> LiveNow:
     """The conversations with an exchange in flight that ``user`` may see, newest first."""
     require_reader(user)
-    pks = live_state.live_now()
+    try:
+        pks = live_state.live_now()
+    except CACHE_ERRORS:  # Redis down: no stream can be watched, the page says none is live
+        pks = []
     rows = {c.pk: c for c in visible_conversations(user).filter(pk__in=pks)}
     found = [rows[pk] for pk in pks if pk in rows]
     audit.record("conversation.listed", actor=user, page="live-now", results=len(found), filters=[])

@@ -1,8 +1,9 @@
 """Deletion requests, legal holds, retention classes, tombstones and receipts (DESIGN section 7).
 
 State lives here, in PostgreSQL, not in the broker: the clock (``tasks.retention_tick``) claims
-due requests with ``select_for_update(skip_locked=True)`` and a crashed tick's claim is reclaimed
-once ``claimed_at`` is older than ``RETENTION_CLAIM_STALE_SECONDS``.
+due requests with ``select_for_update(skip_locked=True)``; a crashed tick's claim is resumed by
+the next tick (its worker's session-level lock went with its connection: services/claims.py), a
+stuck one once ``claimed_at`` is older than ``RETENTION_CLAIM_STALE_SECONDS``.
 
 Customers and conversations are named by keyed hash (``audit.subject_hash``) or internal id. The
 raw ids a request is submitted with (``subject``, ``conversation_external_ids``) are cleared when it

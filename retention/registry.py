@@ -37,7 +37,7 @@ from conversations.models import (
     ReviewGrant,
     ShareLink,
 )
-from conversations.signals.rollups import rollups_subtract
+from conversations.monitoring.rollups import rollups_subtract
 
 from .models import RetentionClass
 
@@ -117,7 +117,7 @@ def erase_rows(ids: Sequence[int]) -> dict[str, int]:
     transaction: a model missing from ``ERASED`` whose rows still refer to a conversation fails
     the commit, it is never left behind silently."""
     # The signals' rollups lose these conversations' share first, from the rows about to go, in
-    # this transaction (conversations/signals/rollups.py says why: they stay equal to the rows).
+    # this transaction (conversations/monitoring/rollups.py says why: they stay equal to the rows).
     rollups_subtract(conversation_ids=ids)
     parts: list[str] = []
     params: list[Any] = []

@@ -142,3 +142,30 @@ def raw_of(message: Message) -> str:
 @pytest.fixture
 def counts() -> Callable[[], dict[str, int]]:
     return table_counts
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _audit_witness_of_the_session(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """Processes the tests start (servers, workers) append their digest heads to a witness of
+    this session, not to the developer's var/audit-witness.log."""
+    import os
+
+    path = tmp_path_factory.mktemp("witness") / "audit-witness.log"
+    before = os.environ.get("AUDIT_WITNESS")
+    os.environ["AUDIT_WITNESS"] = str(path)
+    yield path
+    if before is None:
+        os.environ.pop("AUDIT_WITNESS", None)
+    else:
+        os.environ["AUDIT_WITNESS"] = before
+
+
+@pytest.fixture(autouse=True)
+def _audit_witness_of_the_test(
+    settings: Any, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Any:
+    """Each test's database starts empty: its digests are witnessed in a file of its own, by
+    this process and by those it starts."""
+    settings.AUDIT_WITNESS = str(tmp_path_factory.mktemp("witness") / "audit-witness.log")
+    monkeypatch.setenv("AUDIT_WITNESS", settings.AUDIT_WITNESS)
+    return settings.AUDIT_WITNESS

@@ -52,7 +52,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from audit.sealer import seal_lag
 from conversations.api.auth import ServiceTokenAuthentication
 from conversations.models import ServiceToken
-from conversations.signals.alerts import notification_states
+from conversations.monitoring.alerts import notification_states
 from retention.selectors import deletion_queue
 
 from ..hardening import error_response

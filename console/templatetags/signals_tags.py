@@ -1,4 +1,4 @@
-"""Template filters of the signals' pieces of the pages (conversations/signals/)."""
+"""Template filters of the signals' pieces of the pages (conversations/monitoring/)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from conversations.signals.rewrites import SEEN, words
+from conversations.monitoring.rewrites import SEEN, words
 
 register = template.Library()
 

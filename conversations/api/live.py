@@ -10,6 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..cache_errors import CACHE_ERRORS
 from ..formats import FormatError
 from ..ingest.guards import ingest_check_many
 from ..keystore.keys import KeyDestroyed
@@ -45,7 +46,9 @@ class LiveChunkCreateApi(APIView):
                 ErrorSerializer, description="`customer_mismatch`, `gap_too_long`, `busy`"
             ),
             410: OpenApiResponse(ErrorSerializer, description="`gone`: deleted conversation"),
-            413: OpenApiResponse(ErrorSerializer, description="`too_large`"),
+            413: OpenApiResponse(ErrorSerializer, description="`too_large`, `state_too_large`"),
+            429: OpenApiResponse(ErrorSerializer, description="`too_many_exchanges`"),
+            503: OpenApiResponse(ErrorSerializer, description="`unavailable`: Redis down"),
         },
         summary="Forward a chunk of a provider stream, live",
     )
@@ -73,9 +76,18 @@ class LiveChunkCreateApi(APIView):
             )
         try:
             result = live_chunk_ingest(conversation_id=conversation_id, data=data)
+        except CACHE_ERRORS:
+            # Redis down: a live stream cannot be kept or published; the exchange's own POST
+            # still stores it. Retry later (or not: nothing of the stored exchange depends on it).
+            raise ApiError(
+                "live streams are unavailable for now (Redis cannot be reached); the exchange's "
+                "POST still stores it",
+                code="unavailable",
+                status_code=503,
+            ) from None
         except LiveRefused as exc:
             raise ApiError(
-                exc.detail, code=exc.code, field=exc.field, status_code=exc.status
+                exc.detail, code=exc.code, field=exc.field, at=exc.at, status_code=exc.status
             ) from None
         except KeyDestroyed:
             raise ApiError("the conversation was deleted", code="gone", status_code=410) from None

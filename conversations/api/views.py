@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import date
 from typing import Any
 
@@ -13,6 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..cache_errors import CACHE_ERRORS
 from ..continuation import continuation, continuation_envelope, thinking_regime
 from ..formats import FormatError
 from ..formats.base import FORMAT_ERRORS
@@ -175,7 +177,10 @@ class ExchangeCreateApi(APIView):
         except IngestConflict as exc:
             raise ApiError(exc.detail, code=exc.code, field=exc.field, status_code=409) from None
         if data.live_exchange is not None:
-            live_close(data.conversation, data.live_exchange, exchange_id=body.get("exchange"))
+            # The live stream's close is a courtesy to its viewers: with Redis down the stored
+            # exchange still answers 2xx (the stream ends by its state's expiry instead).
+            with contextlib.suppress(*CACHE_ERRORS):
+                live_close(data.conversation, data.live_exchange, exchange_id=body.get("exchange"))
         return Response(body, status=status_code)
 
 

@@ -253,7 +253,7 @@ class Profile:
     # Members of a message the provider never puts in the prompt (``Unseen``).
     unseen: tuple[Unseen, ...] = ()
     # The request members that come before the history in the model's prompt (system, tools):
-    # a change of one is a change the model sees (``signals/rewrites.py``, kind ``settings``).
+    # a change of one is a change the model sees (``monitoring/rewrites.py``, kind ``settings``).
     prefix_settings: tuple[str, ...] = ()
 
     def finish(self, raw: str) -> Finish:

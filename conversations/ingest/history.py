@@ -15,9 +15,9 @@ from datetime import datetime
 from typing import NamedTuple
 
 from ..blocks import BlockClass, Message, ParsedExchange
+from ..monitoring.facts import tool_facts
+from ..monitoring.rewrites import RESERIALISED, SETTINGS, UNSEEN, cache_lost, seen
 from ..replay import canonical_sha256, prefix_sha256, prompt_sha256, raw_sha256
-from ..signals.facts import tool_facts
-from ..signals.rewrites import RESERIALISED, SETTINGS, UNSEEN, cache_lost, seen
 from .body import ExchangeInput
 from .errors import IngestConflict
 
@@ -59,7 +59,7 @@ class ExchangePlan:
     rewritten_at: int | None
     tool_call_count: int
     supersede_current: int | None = None  # index into the current messages to mark superseded
-    # For the signals (conversations/signals/): how the history was rewritten (``rewrites.py``;
+    # For the signals (conversations/monitoring/): how the history was rewritten (``rewrites.py``;
     # "reserialised" when only bytes differ, decided here; the other kinds by
     # ``signals.rewrites.classify_batch`` once the stored messages can be read), and the
     # current messages from the rewritten position on (row ids, or plans of this batch).

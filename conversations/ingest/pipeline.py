@@ -31,8 +31,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from ..keystore.keys import data_keys_for
+from ..monitoring.rollups import rewrites_classify, rollups_add
 from ..projection.policies import field_policies
-from ..signals.rollups import rewrites_classify, rollups_add
 from . import encrypt, history, project, store
 from .errors import IngestConflict
 from .guards import Refusals, ingest_check_many, ingest_lock_shared
@@ -121,7 +121,7 @@ def _ingest_allowed(items: Sequence[Item]) -> BatchResult:
         stored_names = store.stored_tool_names(cur, project.calls_to_look_up(planned))
         projected = project.project_batch(planned, policies, stored_names)
         keys = data_keys_for({p.conversation.pk for p in planned}, create=True)
-        # How each rewritten history was rewritten (signals/rewrites.py), before it is stored.
+        # How each rewritten history was rewritten (monitoring/rewrites.py), before it is stored.
         rewrites_classify(cur, planned, keys)
         sealed = encrypt.seal_batch(planned, keys)
         store.supersede(cur, superseded)
@@ -131,7 +131,7 @@ def _ingest_allowed(items: Sequence[Item]) -> BatchResult:
             cur, planned, projected, sealed, (exchange_ids, message_ids), now
         )
         store.update_counters(cur, conversations.values(), now)
-        # The signals' hourly rollups (signals/rollups.py), in the batch's transaction.
+        # The signals' hourly rollups (monitoring/rollups.py), in the batch's transaction.
         rollups_add(cur, planned, [_rollup_row(p, now) for p in planned])
     store.unknown_types_record(project.unknown_types(planned))
     return BatchResult(

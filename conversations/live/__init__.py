@@ -7,5 +7,7 @@
   deltas never leaves in part (pure).
 - ``state.py``: one exchange's filter state in Redis (types and counts in the clear, held text
   encrypted with the conversation's data key, expiring), ordering by ``seq``, pub/sub.
+- ``hub.py``: the Redis side of the console's SSE stream: one pub/sub connection per event loop
+  shared by its viewers, the kept events replayed after ``Last-Event-ID``, keepalives.
 - ``services.py``: ``live_chunk_ingest`` (the API's write) and ``live_exchange_close``.
 """

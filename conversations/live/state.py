@@ -4,16 +4,24 @@ Keys (``LIVE_KEY_PREFIX``, then):
 
 - ``x:<h>``: the exchange's state, ``h`` a hash of the conversation and the backend's exchange key.
   A JSON object: ``public`` (the filter's types, classes, counts and times), ``next`` (the next
-  ``seq`` to read), ``held`` (the ``seq`` numbers that arrived early) and ``sealed``: the filter's
-  text (SSE not yet framed, visible text held back) and the early chunks, AES-GCM encrypted with
+  ``seq`` to read), ``held`` (the ``seq`` numbers that arrived early), ``tail`` and ``early`` (the
+  characters in ``t:<h>`` and ``e:<h>``) and ``sealed``: the filter's held-back visible text and
+  the tail's last characters, AES-GCM encrypted with
   the conversation's data key (``keystore``), so nothing unredacted is in Redis in the clear and
   an erased conversation's held text is unreadable with its key. Expires ``LIVE_IDLE_SECONDS``
   after the last chunk: that is the idle close.
+- ``t:<h>``: the raw SSE text of the exchange not yet framed into events (a list of segments,
+  each sealed like ``sealed``): a chunk that completes no event appends one; one that completes
+  an event reads them and leaves one (what follows the event). ``e:<h>``: the chunks that came
+  early, sealed, by ``seq``. So a chunk costs what it adds, never a rewrite of all it follows.
 - ``closed:<h>``: an exchange closed by its POST (late chunks are no-ops), a day.
 - ``lock:<h>``: one chunk of an exchange at a time, across web processes.
 - ``log:<pk>`` (a list of the last ``LIVE_EVENTS_KEPT`` events, for ``Last-Event-ID``),
   ``n:<pk>`` (the event counter), channel ``c:<pk>`` (pub/sub): the conversation's events, only
-  the filter's visible events, so only redacted text.
+  the filter's visible events, so only redacted text. A counter starts at the time in
+  milliseconds x 1000 (``_COMMIT``), so ids keep rising across a Redis restart that lost it:
+  a viewer resuming with ``Last-Event-ID`` misses nothing published after the restart (ids stay
+  below 2^53: JavaScript reads them exactly).
 - ``now`` (a sorted set: conversation pk by last activity) and ``open:<pk>`` (its open exchanges):
   the "Live now" list.
 
@@ -33,7 +41,7 @@ import secrets
 import threading
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
@@ -85,26 +93,54 @@ return {'ok'}
 
 # One chunk's writes, with the lock's release, in one round trip: nothing is written when the
 # lock is no longer this chunk's, or when the state it read is gone meanwhile (closed, expired,
-# or forgotten by an erasure: a chunk read before must not bring it back).
-# KEYS: lock:<h>, x:<h>, n:<pk>, log:<pk>, now, open:<pk>, channel c:<pk>
+# or forgotten by an erasure: a chunk read before must not bring it back), and nothing when the
+# exchange is new and its conversation has ``cap`` exchanges open already.
+# KEYS: lock:<h>, x:<h>, n:<pk>, log:<pk>, now, open:<pk>, channel c:<pk>, t:<h>, e:<h>
 # ARGV: token, had state (1/0), state, idle seconds, events kept, now, pk, h, exchange label,
-#       then each event's JSON without its opening brace.
+#       extras (JSON: the tail's "mode" "a" or "r" and its sealed "seg", the early chunks to
+#       "set" and to "del", the open exchanges' "cap" and the keys' "prefix"), then each event's
+#       JSON without its opening brace.
 _COMMIT = """
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {'lost'} end
 if ARGV[2] == '1' and redis.call('EXISTS', KEYS[2]) == 0 then
   redis.call('DEL', KEYS[1])
   return {'gone'}
 end
+local extra = cjson.decode(ARGV[10])
+if ARGV[2] == '0' then
+  local open = 0
+  for _, h in ipairs(redis.call('SMEMBERS', KEYS[6])) do
+    if h ~= ARGV[8] and redis.call('EXISTS', extra['prefix'] .. ':x:' .. h) == 1 then
+      open = open + 1
+    end
+  end
+  if open >= tonumber(extra['cap']) then
+    redis.call('DEL', KEYS[1])
+    return {'full', tostring(open)}
+  end
+end
 local idle = tonumber(ARGV[4])
 redis.call('SET', KEYS[2], ARGV[3], 'EX', idle)
-local n = #ARGV - 9
+if extra['mode'] == 'r' then redis.call('DEL', KEYS[8]) end
+if extra['seg'] ~= '' then redis.call('RPUSH', KEYS[8], extra['seg']) end
+redis.call('EXPIRE', KEYS[8], idle)
+for seq, sealed in pairs(extra['set']) do redis.call('HSET', KEYS[9], seq, sealed) end
+for _, seq in ipairs(extra['del']) do redis.call('HDEL', KEYS[9], seq) end
+redis.call('EXPIRE', KEYS[9], idle)
+local n = #ARGV - 10
 local first = 0
 if n > 0 then
+  if redis.call('EXISTS', KEYS[3]) == 0 then
+    -- A new counter (first event, or Redis lost it: a restart without persistence, its
+    -- expiry) starts at the time in ms x 1000: above every id it gave before, so a viewer
+    -- resuming with an older Last-Event-ID gets every event published since.
+    redis.call('SET', KEYS[3], string.format('%d', math.floor(tonumber(ARGV[6]) * 1000) * 1000))
+  end
   local last = redis.call('INCRBY', KEYS[3], n)
   first = last - n + 1
   local head = ', "exchange": "' .. ARGV[9] .. '", '
   for i = 1, n do
-    local text = '{"id": ' .. string.format('%d', first + i - 1) .. head .. ARGV[9 + i]
+    local text = '{"id": ' .. string.format('%d', first + i - 1) .. head .. ARGV[10 + i]
     redis.call('RPUSH', KEYS[4], text)
     redis.call('PUBLISH', KEYS[7], text)
   end
@@ -141,6 +177,23 @@ class LockTimeout(Exception):
 
 class LockLost(Exception):
     """The chunk outlived its lock (``LOCK_SECONDS``): it wrote nothing."""
+
+
+class TooManyOpen(Exception):
+    """A new exchange of a conversation that has ``LIVE_MAX_OPEN_EXCHANGES`` open: it wrote
+    nothing."""
+
+
+@dataclass(slots=True)
+class Extras:
+    """What a chunk writes beside the exchange's small state: the raw SSE text not yet framed
+    (the tail: a list of sealed segments, appended to, or replaced once an event completes) and
+    the chunks that came early (a hash by ``seq``), so that a chunk costs what it adds."""
+
+    mode: str = ""  # "a": append ``seg``; "r": replace the tail by ``seg`` ("" for none)
+    seg: str = ""  # the segment's text, sealed at commit
+    set: dict[str, str] = field(default_factory=dict)  # seq -> early chunk, sealed at commit
+    delete: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +239,34 @@ def _sealed(h: str, data_key: bytes, state: dict[str, Any]) -> str:
     return json.dumps(stored)
 
 
+def _seal(h: str, data_key: bytes, text: str, part: str) -> str:
+    aad = _aad(h) + f"|{part}".encode()
+    # ASCII escapes (json): a text may end in half a surrogate pair (see ``_sealed``).
+    return base64.b64encode(crypto.encrypt(data_key, json.dumps(text).encode(), aad)).decode()
+
+
+def _open(h: str, data_key: bytes, sealed: bytes, part: str) -> str:
+    aad = _aad(h) + f"|{part}".encode()
+    text: str = json.loads(crypto.decrypt(data_key, base64.b64decode(sealed), aad))
+    return text
+
+
+def tail_read(h: str, data_key: bytes) -> str:
+    """The exchange's raw SSE text not yet framed: its segments, in order (under its lock)."""
+    segments: Any = client().lrange(key("t", h), 0, -1)
+    return "".join(_open(h, data_key, s, "tail") for s in segments)
+
+
+def early_read(h: str, data_key: bytes, seqs: list[int]) -> list[str]:
+    """The early chunks ``seqs``, in that order (under the exchange's lock)."""
+    if not seqs:
+        return []
+    sealed: Any = client().hmget(key("e", h), [str(s) for s in seqs])
+    return [
+        _open(h, data_key, s, f"early={q}") if s else "" for q, s in zip(seqs, sealed, strict=True)
+    ]
+
+
 def commit(
     conversation_id: int,
     begun: Begun,
@@ -193,11 +274,15 @@ def commit(
     data_key: bytes,
     state: dict[str, Any],
     events: Iterable[Event],
+    extras: Extras | None = None,
 ) -> list[Event] | None:
-    """Save the state, give each event its id (the conversation's counter) and the exchange,
-    keep it in the log, publish it, mark the conversation live, release the lock: one round
-    trip, one script. The events as published; None when the state read was gone meanwhile
-    (nothing written). Raises ``LockLost`` when the lock expired under the chunk."""
+    """Save the state (and ``extras``: the tail, the early chunks), give each event its id (the
+    conversation's counter) and the exchange, keep it in the log, publish it, mark the
+    conversation live, release the lock: one round trip, one script. The events as published;
+    None when the state read was gone meanwhile (nothing written). Raises ``LockLost`` when the
+    lock expired under the chunk, ``TooManyOpen`` when a new exchange finds
+    ``LIVE_MAX_OPEN_EXCHANGES`` of its conversation open."""
+    extras = extras or Extras()
     label = h[:12]
     events = [{k: v for k, v in e.items() if k not in ("id", "exchange")} for e in events]
     bodies = [json.dumps(e, ensure_ascii=False) for e in events]
@@ -209,7 +294,17 @@ def commit(
         key("now"),
         key("open", conversation_id),
         channel(conversation_id),
+        key("t", h),
+        key("e", h),
     ]
+    extra = {
+        "mode": extras.mode,
+        "seg": _seal(h, data_key, extras.seg, "tail") if extras.seg else "",
+        "set": {q: _seal(h, data_key, c, f"early={q}") for q, c in extras.set.items()},
+        "del": extras.delete,
+        "cap": settings.LIVE_MAX_OPEN_EXCHANGES,
+        "prefix": settings.LIVE_KEY_PREFIX,
+    }
     args: list[Any] = [
         begun.token,
         1 if begun.raw is not None else 0,
@@ -220,6 +315,7 @@ def commit(
         str(conversation_id),
         h,
         label,
+        json.dumps(extra),
         *(b[1:] for b in bodies),
     ]
     out: Any = _run(_COMMIT, keys, args)
@@ -227,6 +323,8 @@ def commit(
         raise LockLost(h)
     if out[0] == b"gone":
         return None
+    if out[0] == b"full":
+        raise TooManyOpen(int(out[1]))
     first = int(out[1])
     return [{"id": first + i, "exchange": label, **e} for i, e in enumerate(events)]
 
@@ -269,7 +367,7 @@ def key_drop(conversation_id: int) -> None:
 def mark_closed(conversation_id: int, h: str) -> None:
     r = client()
     with r.pipeline() as p:
-        p.delete(key("x", h))
+        p.delete(key("x", h), key("t", h), key("e", h))
         p.set(key("closed", h), 1, ex=86400)
         p.srem(key("open", conversation_id), h)
         p.execute()
@@ -285,7 +383,8 @@ def forget(conversation_id: int) -> int:
     key_drop(conversation_id)
     r = client()
     opened: Any = r.smembers(key("open", conversation_id))
-    names = [key("x", h.decode() if isinstance(h, bytes) else h) for h in opened]
+    hashes = [h.decode() if isinstance(h, bytes) else h for h in opened]
+    names = [key(part, h) for h in hashes for part in ("x", "t", "e")]
     names += [key("open", conversation_id), key("log", conversation_id), key("n", conversation_id)]
     with r.pipeline(transaction=True) as p:
         p.delete(*names)

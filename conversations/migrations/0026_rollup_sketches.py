@@ -1,4 +1,4 @@
-# The rollups keep DDSketch bins beside their histograms (conversations/signals/sketches.py), so
+# The rollups keep DDSketch bins beside their histograms (conversations/monitoring/sketches.py), so
 # the quantiles read from them are within a stated relative error of exact; the alert rules'
 # metric choices are read from the metrics' registry.
 
@@ -6,8 +6,8 @@ from typing import Any
 
 from django.db import migrations, models
 
-import conversations.signals.metrics
-from conversations.signals import sketches
+import conversations.monitoring.metrics
+from conversations.monitoring import sketches
 
 _SKETCHES = ("output_sketch", "latency_sketch", "tool_calls_sketch")
 
@@ -58,7 +58,7 @@ def backfill(apps: Any, schema_editor: Any) -> None:
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("conversations", "0019_servicetoken_scope_scim"),
+        ("conversations", "0021_alert_destinations"),
     ]
 
     operations = [
@@ -99,6 +99,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="alertrule",
             name="metric",
-            field=models.CharField(choices=conversations.signals.metrics.choices, max_length=30),
+            field=models.CharField(choices=conversations.monitoring.metrics.choices, max_length=30),
         ),
     ]

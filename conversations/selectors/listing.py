@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import contextlib
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -228,7 +229,12 @@ def exchange_choices() -> dict[str, list[str]]:
     personal); a value newer than the cache can still be filtered on, it is only not offered."""
     from django.core.cache import cache
 
-    cached = cache.get(_CHOICES_KEY)
+    from ..cache_errors import CACHE_ERRORS
+
+    try:
+        cached = cache.get(_CHOICES_KEY)
+    except CACHE_ERRORS:  # Redis down: the database answers (the cache is an optimisation)
+        cached = None
     if cached is not None:
         return dict(cached)
     values = {
@@ -247,7 +253,8 @@ def exchange_choices() -> dict[str, list[str]]:
             )
         ),
     }
-    cache.set(_CHOICES_KEY, values, _CHOICES_SECONDS)
+    with contextlib.suppress(*CACHE_ERRORS):
+        cache.set(_CHOICES_KEY, values, _CHOICES_SECONDS)
     return values
 
 

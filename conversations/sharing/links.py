@@ -29,7 +29,12 @@ from django.utils import timezone
 import audit
 
 from ..models import Message, ShareLink
-from ..permissions import access_conversation, is_compliance, require_reader
+from ..permissions import (
+    access_conversation,
+    is_compliance,
+    require_reader,
+    visible_conversations,
+)
 
 SALT = "conversations.share-link"
 
@@ -123,3 +128,36 @@ def share_link_revoke(*, actor: Any, link_id: int) -> ShareLink:
             "share_link.revoked", actor=actor, conversation_id=link.conversation_id, link=link.pk
         )
     return link
+
+
+@transaction.atomic
+def share_links_revoke_for_user(*, user: Any, reason: str) -> int:
+    """Revoke every live link ``user`` made (their access was taken: deactivated, deleted): one
+    audit row per link, the system as the actor and ``reason`` in it. Returns the links revoked.
+    The opening checks the creator's access anyway (``reads.share_open_read``); this makes the
+    end of the links visible on the compliance page and in the log, at the moment it happened."""
+    now = timezone.now()
+    links = list(
+        ShareLink.objects.select_for_update()
+        .filter(created_by=user, revoked_at__isnull=True, expires_at__gt=now)
+        .order_by("pk")
+    )
+    for link in links:
+        link.revoked_at = now
+        link.save(update_fields=["revoked_at"])
+        audit.record(
+            "share_link.revoked",
+            conversation_id=link.conversation_id,
+            link=link.pk,
+            reason=reason,
+        )
+    return len(links)
+
+
+def creator_may_open(link: ShareLink) -> bool:
+    """Whether the link's creator could still open its conversation now (active, a reader's
+    role, the queue's grant): a link lives no longer than its creator's access."""
+    creator = link.created_by
+    if creator is None:
+        return False
+    return visible_conversations(creator).filter(pk=link.conversation_id).exists()

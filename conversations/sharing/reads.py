@@ -21,7 +21,7 @@ import audit
 from ..models import Conversation, ShareLink
 from ..permissions import access_conversation, require_compliance, require_reader
 from ..selectors import conversation_page
-from .links import token_sha256, token_valid
+from .links import creator_may_open, token_sha256, token_valid
 from .notes import note_templates
 from .transcript import CONTENT_TYPES, FORMATS, Transcript, page_up_to, render, transcript_of
 
@@ -35,8 +35,13 @@ class Export:
 
 
 def _zone(name: str | None) -> tuple[Any, str]:
+    """The time zone named (IANA), or KeyError: a name that is no key (a path such as
+    ``../../etc/passwd``, a NUL, a directory) is unknown like a missing one."""
     name = name or settings.TIME_ZONE
-    return zoneinfo.ZoneInfo(name), name
+    try:
+        return zoneinfo.ZoneInfo(name), name
+    except (ValueError, OSError):
+        raise KeyError(name) from None
 
 
 @transaction.atomic
@@ -92,7 +97,7 @@ def share_open_read(*, token: str) -> Shared:
     if not token_valid(token):
         return Shared("unknown")
     link = (
-        ShareLink.objects.select_related("conversation")
+        ShareLink.objects.select_related("conversation", "created_by")
         .filter(token_sha256=token_sha256(token))
         .first()
     )
@@ -100,6 +105,8 @@ def share_open_read(*, token: str) -> Shared:
         event = audit.record("share_link.opened", actor=_ErasedLink(), outcome="erased")
         return Shared("erased", audit_id=event.pk)
     state = link.state(timezone.now())
+    if state == "live" and not creator_may_open(link):
+        state = "withdrawn"  # its creator's access is gone: so is the link's (410)
     if state != "live":
         event = audit.record(
             "share_link.opened",

@@ -1,4 +1,5 @@
-"""The writes of the sharing room: work note templates (share links: ``links.py``)."""
+"""The writes of the sharing room: work note templates (share links: ``links.py``, among them
+``share_links_revoke_for_user``, which ``console/people/services/base.after_access_lost`` calls)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,16 @@ import audit
 
 from ..models import WorkNote
 from ..projection.policies import field_policies
-from .links import share_link_create, share_link_revoke
+from .links import share_link_create, share_link_revoke, share_links_revoke_for_user
 from .notes import TemplateRefused, check_template
 
-__all__ = ["share_link_create", "share_link_revoke", "work_note_delete", "work_note_save"]
+__all__ = [
+    "share_link_create",
+    "share_link_revoke",
+    "share_links_revoke_for_user",
+    "work_note_delete",
+    "work_note_save",
+]
 
 
 @transaction.atomic

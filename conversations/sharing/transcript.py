@@ -16,6 +16,7 @@ settings. A format renders a ``Transcript``, never rows.
 
 from __future__ import annotations
 
+import html
 import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
@@ -156,22 +157,29 @@ def render_txt(t: Transcript) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _md(text: str) -> str:
+    """Text as Markdown shows it, never as HTML: a Markdown reader renders raw HTML, so ``<``,
+    ``>`` and ``&`` go as entities (an answer's ``<script>`` is shown, not run), as the page
+    and the share page escape them."""
+    return html.escape(text, quote=False)
+
+
 def render_md(t: Transcript) -> str:
-    out = [f"# Conversation {t.conversation}", ""]
-    out.extend(f"- {line}" for line in _head(t)[1:])
+    out = [f"# Conversation {_md(t.conversation)}", ""]
+    out.extend(f"- {_md(line)}" for line in _head(t)[1:])
     out.append("")
     for turn in t.turns:
-        out.append(f"## {turn.role} · {turn.at or 'time unknown'}")
+        out.append(f"## {_md(turn.role)} · {_md(turn.at or 'time unknown')}")
         out.append("")
         for text in turn.text:
-            out.extend([text, ""])
+            out.extend([_md(text), ""])
         for call in turn.calls:
-            out.append(f"- Tool: {_call_line(call)}")
+            out.append(f"- Tool: {_md(_call_line(call))}")
         if turn.calls:
             out.append("")
     if t.events:
         out.extend(["## What the customer did next", ""])
-        out.extend(f"- {at}: {sentence}" for at, sentence in t.events)
+        out.extend(f"- {_md(at)}: {_md(sentence)}" for at, sentence in t.events)
     return "\n".join(out).rstrip() + "\n"
 
 

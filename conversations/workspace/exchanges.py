@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..signals.rewrites import SEEN, words
+from ..monitoring.rewrites import SEEN, words
 from .words import finish_words, key_words, transformation_words
 
 

@@ -21,7 +21,7 @@ from .base import DeletionInvalid, ReferenceReused
 from .classes import retention_class_delete, retention_class_save
 from .clock import retention_sweep, retention_tick
 from .erase import conversation_erase
-from .execution import deletion_request_claim, deletion_request_execute
+from .execution import deletion_request_claim, deletion_request_execute, deletion_request_release
 from .holds import legal_hold_place, legal_hold_release
 from .receipts import receipt_hmac, receipt_verify, verification_scan
 from .requests import (
@@ -40,6 +40,7 @@ __all__ = [
     "deletion_preview",
     "deletion_request_claim",
     "deletion_request_execute",
+    "deletion_request_release",
     "deletion_request_submit",
     "deletion_request_submit_once",
     "legal_deadline",

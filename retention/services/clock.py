@@ -7,14 +7,14 @@ import logging
 from datetime import datetime
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import Error, connection, transaction
 from django.utils import timezone
 
 import audit
 from conversations.models import Conversation
 
 from ..models import DeletionRequest, RetentionClass
-from .execution import deletion_request_claim, deletion_request_execute
+from .execution import deletion_request_claim, deletion_request_execute, deletion_request_release
 from .holds import active_holds, hold_for
 from .requests import preview_counts
 
@@ -91,6 +91,13 @@ def retention_sweep(*, now: datetime | None = None) -> tuple[DeletionRequest | N
     return request, held
 
 
+def _release(request: DeletionRequest) -> None:
+    try:
+        deletion_request_release(request)
+    except Error:
+        logger.warning("deletion request %s: its lock went with the connection", request.pk)
+
+
 def retention_tick(*, now: datetime | None = None, limit: int = 50) -> dict[str, int]:
     """One tick of the clock: file expired conversations, then claim and execute due requests
     one by one (at most ``limit``). Idempotent: run it twice, nothing happens twice."""
@@ -99,15 +106,18 @@ def retention_tick(*, now: datetime | None = None, limit: int = 50) -> dict[str,
     sweep, held = retention_sweep(now=now)
     Status = DeletionRequest.Status
     done = {"requests": 0, Status.COMPLETED: 0, Status.BLOCKED: 0, Status.FAILED: 0, "held": held}
+    tried: list[int] = []
     for _ in range(limit):
-        request = deletion_request_claim(now=now)
+        request = deletion_request_claim(now=now, exclude=tried)
         if request is None:
             break
+        tried.append(request.pk)
         try:
             request = deletion_request_execute(request=request)
         except Exception as exc:
-            # Left running: the claim goes stale and a later tick resumes it (every step is
-            # idempotent), until RETENTION_MAX_ATTEMPTS claims have failed.
+            # Left running with its claim token given up: the claim goes stale and a later tick
+            # resumes it (every step is idempotent), until RETENTION_MAX_ATTEMPTS claims have
+            # failed. (A worker killed here gives up nothing: the next tick resumes at once.)
             logger.exception(
                 "deletion request %s failed (attempt %s)", request.pk, request.attempts
             )
@@ -115,9 +125,12 @@ def retention_tick(*, now: datetime | None = None, limit: int = 50) -> dict[str,
             DeletionRequest.objects.filter(pk=request.pk, claim_token=request.claim_token).update(
                 status=DeletionRequest.Status.FAILED if failed else DeletionRequest.Status.RUNNING,
                 error=f"{type(exc).__name__}: {exc}"[:2000],
+                claim_token="",
             )
             done[Status.FAILED] += int(failed)
             continue
+        finally:
+            _release(request)
         done["requests"] += 1
         done[request.status] = done.get(request.status, 0) + 1
     if sweep is not None:

@@ -1,4 +1,5 @@
-"""Executing a deletion request: claimed (skip-locked, a stale claim reclaimed), checked against
+"""Executing a deletion request: claimed (skip-locked; a dead worker's claim, whose lock its
+session took with it, resumed at once: claims.py; a stale claim reclaimed), checked against
 legal holds, tombstones first and the ingest barrier, each conversation through the one erase
 path in chunks (resumable after a crash at any step), the verification scan, the receipt; the
 request then keeps only keyed hashes and internal ids."""
@@ -23,35 +24,53 @@ from conversations.models import Conversation
 from .. import registry
 from ..backups import backup_horizon
 from ..models import DeletionRequest, LegalHold, Receipt, Tombstone
+from .claims import claim_lock_held, claim_lock_release, claim_lock_take
 from .erase import conversation_erase
 from .holds import active_holds, hold_for
 from .receipts import receipt_hmac, verification_scan
 from .tombstones import conversation_hash, tombstone_write
 
 
-def deletion_request_claim(*, now: datetime | None = None) -> DeletionRequest | None:
-    """Claim one due request (pending, or running with a stale claim), skipping those another
-    tick holds. The claim is committed: a crash leaves it to go stale and be reclaimed."""
+def deletion_request_claim(
+    *, now: datetime | None = None, exclude: Sequence[int] = ()
+) -> DeletionRequest | None:
+    """Claim one due request, skipping those another tick holds: pending; running, with a claim
+    token, and no live worker holding its lock (``claims.py``: its worker died); or running with
+    a claim older than ``RETENTION_CLAIM_STALE_SECONDS`` (a stuck worker, or the back-off after a
+    failed attempt). The claim is committed and its lock held by this session until
+    ``deletion_request_release``; a crash releases the lock and the next tick resumes it."""
     now = now or timezone.now()
     stale = now - timedelta(seconds=settings.RETENTION_CLAIM_STALE_SECONDS)
+    Status = DeletionRequest.Status
     with transaction.atomic():
-        request = (
+        candidates = (
             DeletionRequest.objects.select_for_update(skip_locked=True)
             .filter(
-                Q(status=DeletionRequest.Status.PENDING, due__lte=now)
-                | Q(status=DeletionRequest.Status.RUNNING, claimed_at__lt=stale)
+                Q(status=Status.PENDING, due__lte=now)
+                | Q(status=Status.RUNNING, claimed_at__lt=stale)
+                | (Q(status=Status.RUNNING) & ~Q(claim_token=""))
             )
-            .order_by("due", "pk")
-            .first()
+            .exclude(pk__in=list(exclude))
+            .order_by("due", "pk")[:20]
         )
-        if request is None:
-            return None
-        request.status = DeletionRequest.Status.RUNNING
-        request.claimed_at = now
-        request.claim_token = uuid.uuid4().hex
-        request.attempts += 1
-        request.save(update_fields=["status", "claimed_at", "claim_token", "attempts"])
-    return request
+        for request in candidates:
+            abandoned = request.claimed_at is not None and request.claimed_at < stale
+            if request.status == Status.RUNNING and not abandoned and claim_lock_held(request.pk):
+                continue  # a live worker is on it
+            if not claim_lock_take(request.pk) and not abandoned:
+                continue
+            request.status = Status.RUNNING
+            request.claimed_at = now
+            request.claim_token = uuid.uuid4().hex
+            request.attempts += 1
+            request.save(update_fields=["status", "claimed_at", "claim_token", "attempts"])
+            return request
+    return None
+
+
+def deletion_request_release(request: DeletionRequest) -> None:
+    """Give up this session's lock on a request it claimed (done, or failed for now)."""
+    claim_lock_release(request.pk)
 
 
 def _targets(request: DeletionRequest) -> list[int]:

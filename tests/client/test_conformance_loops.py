@@ -28,7 +28,7 @@ import openai
 import pytest
 
 from conversations.models import Exchange
-from conversations.signals.rewrites import SEEN
+from conversations.monitoring.rewrites import SEEN
 
 from .conftest import ConsoleServer
 from .provider import JSON, SSE, FakeProvider, Reply

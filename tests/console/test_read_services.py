@@ -142,7 +142,7 @@ PINNED = {
     ("agent", "/conversations/{billing}/export.json"): 15,
     # The share page: the link, the page's five reads, the notes' templates, its opening
     # counted, the audit row (and the test's savepoint pair).
-    ("anonymous", "/s/{token}/"): 11,
+    ("anonymous", "/s/{token}/"): 13,  # +2: its creator's access (groups, the conversation)
     ("compliance", "/compliance/share-links/"): 7,
     # The signals (issue 17): the reader's queues, the rollups (two queries: the counts, then
     # the histograms), the audit row; the index adds its alerts, the model page its price, the

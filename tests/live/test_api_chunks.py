@@ -79,7 +79,17 @@ def test_chunks_in_any_order_publish_the_stored_text(api: APIClient, name: str) 
     # the state in Redis keeps no text in the clear
     h = state.exchange_hash(pk, "call-1")
     raw = json.loads(state.client().get(state.key("x", h)))
-    assert set(raw) == {"format", "next", "held", "public", "sealed"}
+    assert set(raw) == {"format", "next", "held", "public", "sealed", "tail", "early"}
+    # and neither do the tail's segments nor the early chunks (sealed, base64)
+    for name in (state.key("t", h), state.key("e", h)):
+        kind = state.client().type(name)
+        values = (
+            state.client().lrange(name, 0, -1)
+            if kind == b"list"
+            else list(state.client().hgetall(name).values())
+        )
+        for v in values:
+            assert b"data:" not in v and b" " not in v
 
 
 def test_the_exchange_post_closes_the_live_stream(api: APIClient) -> None:

@@ -227,9 +227,9 @@ def test_the_streams_of_one_process_share_one_subscription(
 
 
 def test_an_idle_stream_gets_keepalives(world: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    from console import live_views
+    from conversations.live import hub
 
-    monkeypatch.setattr(live_views, "KEEPALIVE_SECONDS", 0.02)
+    monkeypatch.setattr(hub, "KEEPALIVE_SECONDS", 0.02)
 
     async def go() -> list[bytes]:
         client = AsyncClient()
@@ -249,10 +249,9 @@ def test_an_exchange_gone_quiet_is_told_once_its_state_expires(
     """A chat backend that stops sending (no more chunks, no exchange POST): once the exchange's
     state expires in Redis (the idle close), its viewers get an ``idle`` event, once, and the page
     stops its "Thinking…"; while the state lives, only keepalives."""
-    from console import live_views
-    from conversations.live import state
+    from conversations.live import hub, state
 
-    monkeypatch.setattr(live_views, "KEEPALIVE_SECONDS", 0.02)
+    monkeypatch.setattr(hub, "KEEPALIVE_SECONDS", 0.02)
     conversation = world.billing
     pieces = cuts(STREAM.stream, random.Random(5))
     feed(conversation, pieces[: len(pieces) // 3])  # thinking has started, the rest never comes
@@ -279,12 +278,12 @@ def test_an_exchange_gone_quiet_is_told_once_its_state_expires(
 
 
 def test_a_viewer_too_far_behind_is_cut_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    from console import live_views
+    from conversations.live import hub
 
-    monkeypatch.setattr(live_views, "MAX_PENDING_FRAMES", 3)
+    monkeypatch.setattr(hub, "MAX_PENDING_FRAMES", 3)
 
     async def go() -> tuple[Any, Any, Any]:
-        viewer = live_views._Viewer()
+        viewer = hub.Viewer()
         for i in range(3):
             viewer.push((i, b"f", "x", False))
         kept = await viewer.take()

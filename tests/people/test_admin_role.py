@@ -10,7 +10,7 @@ import pytest
 
 from audit.models import AuditEvent
 from conversations.models import FieldPolicy
-from conversations.signals.models import AlertRule, ModelPrice
+from conversations.monitoring.models import AlertRule, ModelPrice
 from retention.models import RetentionClass
 from tests.factories import UserFactory, roles
 

@@ -11,7 +11,14 @@ import pytest
 
 from tests.console.conftest import world
 
-__all__ = ["shipped_rules", "world"]
+__all__ = ["loopback_receivers_allowed", "shipped_rules", "world"]
+
+
+@pytest.fixture(autouse=True)
+def loopback_receivers_allowed(settings: Any) -> None:
+    """The tests' webhook receivers listen on 127.0.0.1, an internal address the console
+    refuses unless NOTIFY_ALLOWED_HOSTS names it (conversations/monitoring/destinations.py)."""
+    settings.NOTIFY_ALLOWED_HOSTS = ["127.0.0.1"]
 
 
 @pytest.fixture(autouse=True)
@@ -21,7 +28,7 @@ def shipped_rules(request: Any) -> None:
         if marker is None:
             return
         request.getfixturevalue("db")
-    from conversations.signals.models import AlertRule
+    from conversations.monitoring.models import AlertRule
 
     shipped = importlib.import_module("conversations.migrations.0014_signals_default_rules")
     for rule in shipped.RULES:

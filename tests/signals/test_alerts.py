@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from django.core import mail
 
-from conversations.signals.alerts import rule_save, signals_tick
-from conversations.signals.models import Alert, AlertEvent, AlertRule, Notification
+from conversations.monitoring.alerts import rule_save, signals_tick
+from conversations.monitoring.models import Alert, AlertEvent, AlertRule, Notification
 from tests.signals.helpers import assistant, store, text, thinking, tool_result, tool_use, user
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]

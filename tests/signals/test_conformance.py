@@ -13,9 +13,9 @@ import pytest
 
 from conversations.blocks import Message
 from conversations.models import Conversation, Exchange
-from conversations.signals.metrics import metric
-from conversations.signals.rewrites import EDITED, classify
-from conversations.signals.selectors import Sums
+from conversations.monitoring.metrics import metric
+from conversations.monitoring.rewrites import EDITED, classify
+from conversations.monitoring.selectors import Sums
 from tests.conftest import post_json
 from tests.factories import UserFactory, roles
 from tests.signals.test_rollups import summed

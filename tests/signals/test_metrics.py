@@ -20,13 +20,13 @@ from django.utils import timezone
 from conversations.formats import formats
 from conversations.formats.profile import FINISH_ORDER, Finish
 from conversations.models import Conversation, Exchange
-from conversations.signals import sketches
-from conversations.signals.alerts import signals_tick
-from conversations.signals.metrics import METRICS, behind, shown
-from conversations.signals.models import Alert, AlertRule, Rollup
-from conversations.signals.rewrites import SEEN
-from conversations.signals.rollups import hour_of, rollups_rebuild
-from conversations.signals.selectors import rollups_summed
+from conversations.monitoring import sketches
+from conversations.monitoring.alerts import signals_tick
+from conversations.monitoring.metrics import METRICS, behind, shown
+from conversations.monitoring.models import Alert, AlertRule, Rollup
+from conversations.monitoring.rewrites import SEEN
+from conversations.monitoring.rollups import hour_of, rollups_rebuild
+from conversations.monitoring.selectors import rollups_summed
 from tests.conversations.formats.test_profiles import BUILDERS
 
 pytestmark = pytest.mark.django_db

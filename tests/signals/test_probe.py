@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from conversations.signals.models import AllowanceProbe
-from conversations.signals.readiness import reasoning_readiness
+from conversations.monitoring.models import AllowanceProbe
+from conversations.monitoring.readiness import reasoning_readiness
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 SNAPSHOT = "claude-sonnet-4-5-20250929"

@@ -17,10 +17,10 @@ import pytest
 from django.db import connection
 
 from conversations.models import Conversation, Exchange
-from conversations.signals import sketches
-from conversations.signals.readiness import EXACT_UP_TO, reasoning_readiness
-from conversations.signals.rollups import rollups_rebuild
-from conversations.signals.selectors import Sums, rollups_summed
+from conversations.monitoring import sketches
+from conversations.monitoring.readiness import EXACT_UP_TO, reasoning_readiness
+from conversations.monitoring.rollups import rollups_rebuild
+from conversations.monitoring.selectors import Sums, rollups_summed
 
 pytestmark = pytest.mark.django_db
 EXCHANGES = 10_000

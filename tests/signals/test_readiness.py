@@ -12,11 +12,11 @@ import pytest
 from django.core.management import call_command
 
 from conversations.models import Conversation, Exchange
+from conversations.monitoring import buckets
+from conversations.monitoring.alerts import model_price_save
+from conversations.monitoring.models import ModelPrice
+from conversations.monitoring.readiness import recommend
 from conversations.services import conversation_record_event
-from conversations.signals import buckets
-from conversations.signals.alerts import model_price_save
-from conversations.signals.models import ModelPrice
-from conversations.signals.readiness import recommend
 from tests.signals.helpers import store, text, thinking, user
 
 pytestmark = pytest.mark.django_db

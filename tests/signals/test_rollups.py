@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 
 from conversations.models import Conversation, Exchange
-from conversations.signals import buckets, sketches
-from conversations.signals.facts import FINISHES
-from conversations.signals.models import Rollup
-from conversations.signals.rollups import FIELDS, contribution, rollups_rebuild
+from conversations.monitoring import buckets, sketches
+from conversations.monitoring.facts import FINISHES
+from conversations.monitoring.models import Rollup
+from conversations.monitoring.rollups import FIELDS, contribution, rollups_rebuild
 from retention.services.erase import conversation_erase
 from tests.factories import UserFactory, roles
 from tests.signals.helpers import (
@@ -240,7 +240,7 @@ def test_compaction_merges_shards_and_keeps_the_sums() -> None:
 
     from django.utils import timezone
 
-    from conversations.signals.rollups import hour_of, rollups_compact
+    from conversations.monitoring.rollups import hour_of, rollups_compact
 
     for i in range(12):  # twelve conversations: several shards of one key
         store(f"s-{i}", [user("hi")], [text("a")], output=20 + i)

@@ -13,6 +13,8 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
+from conversations.sharing.services import share_links_revoke_for_user
+
 from ..models import Person, PersonSession
 from ..roles import ROLE_NAMES
 
@@ -98,9 +100,9 @@ def after_access_lost(*, user: Any) -> int:
     once. Returns the sessions ended. The one place: the People page's deactivation, SCIM's
     ``active: false`` and SCIM's deletion all call it.
 
-    Share links: the lead adds ``share_links_revoke_for_user(user=user, reason=...)`` from
-    ``conversations/sharing/services.py`` HERE at merge time, so the People page, SCIM
-    deactivation and SCIM deletion all revoke them through this one place."""
+    And the share links they made (``share_links_revoke_for_user``, audited): a link lives no
+    longer than its creator's access."""
+    share_links_revoke_for_user(user=user, reason="creator lost access")
     return sessions_end(user=user)
 
 

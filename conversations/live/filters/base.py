@@ -41,11 +41,11 @@ Pure: no Django, no Redis.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
 from ...blocks import BlockClass, classify
+from ...formats.base import FormatError, loads
 from ...formats.live import InlineSplit, LiveFilter
 from ...formats.profile import Inline
 from ...formats.sse import iter_events
@@ -97,8 +97,17 @@ class Filter:
 
     # -- input --
 
+    @staticmethod
+    def ends_event(text: str) -> bool:
+        """Whether ``text`` holds the end of an SSE event (a blank line): the caller need not
+        read the text before it (``services._Exchange``) when the last characters before the new
+        text are part of ``text``."""
+        return _EVENT_END.search(text) is not None
+
     def feed(self, chunk: str, *, now: float) -> list[Event]:
-        """The visible events of the raw SSE text ``chunk`` (which continues the text before)."""
+        """The visible events of the raw SSE text ``chunk`` (which continues the text before).
+        An event nested deeper than the JSON decoder reads raises ``FormatError`` (``too_deep``):
+        the caller keeps none of this feed's state."""
         self._now = now
         self._out = []
         if self.public["t0"] is None:
@@ -132,11 +141,17 @@ class Filter:
             self.finish(self.public["reason"] or "stop")
             return
         try:
-            value = json.loads(data)
-        except ValueError:
+            # The ingest body's decoder: a value nested deeper than it reads is ``too_deep``.
+            value = loads(data, field="chunk")
+        except FormatError as exc:
+            if exc.code == "too_deep":
+                raise
             return  # not JSON: the stored exchange will say why; nothing to show
         if isinstance(value, dict):
-            self.reader.event(self, value)
+            try:
+                self.reader.event(self, value)
+            except RecursionError:
+                raise FormatError("JSON nested too deep", field="chunk", code="too_deep") from None
 
     # -- what the formats call (formats.live.LiveOps) --
 
@@ -274,6 +289,11 @@ class Filter:
             self.end(key)
 
     # -- output --
+
+    def take(self) -> list[Event]:
+        """The events emitted since the last feed (after a call such as ``error``)."""
+        out, self._out = self._out, []
+        return out
 
     def _seconds(self, block: dict[str, Any]) -> float:
         return round(max(0.0, self._now - block["t0"]), 3)

@@ -4,6 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from conversations.management.arguments import text
 from conversations.models import ServiceToken
 from conversations.services import service_token_create
 
@@ -16,7 +17,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("name", help="a name for the token, e.g. chat-backend-prod")
+        parser.add_argument("name", type=text, help="a name for the token, e.g. chat-backend-prod")
         parser.add_argument(
             "--scope",
             choices=ServiceToken.Scope.values,

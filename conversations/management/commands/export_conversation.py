@@ -12,6 +12,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.http import Http404
 
+from conversations.management.arguments import text
 from conversations.selectors import conversation_by_external_id
 from conversations.sharing.reads import conversation_export_read
 from conversations.sharing.transcript import FORMATS
@@ -22,10 +23,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "conversation", help="the conversation's internal id, or the chat backend's id"
+            "conversation",
+            type=text,
+            help="the conversation's internal id, or the chat backend's id",
         )
         parser.add_argument("--format", choices=FORMATS, default="md", dest="fmt")
-        parser.add_argument("--zone", default=None, help="the time zone of the times (IANA)")
+        parser.add_argument(
+            "--zone", type=text, default=None, help="the time zone of the times (IANA)"
+        )
 
     def handle(self, *args: Any, conversation: str, fmt: str, zone: str | None, **o: Any) -> None:
         row = conversation_by_external_id(conversation)

@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from conversations.management.arguments import text
 from conversations.services import queue_grant
 
 
@@ -13,8 +14,10 @@ class Command(BaseCommand):
     help = "Let a user or a group see the conversations of a queue (--revoke to take it back)."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("principal", help="a user name, or a group name")
-        parser.add_argument("queue", help="the queue's name (labels.queue of the exchanges)")
+        parser.add_argument("principal", type=text, help="a user name, or a group name")
+        parser.add_argument(
+            "queue", type=text, help="the queue's name (labels.queue of the exchanges)"
+        )
         parser.add_argument("--revoke", action="store_true")
 
     def handle(self, *args: Any, principal: str, queue: str, revoke: bool, **options: Any) -> None:

@@ -1,5 +1,5 @@
 """``manage.py probe_allowance --format F --model M``: send the readiness check's two mis-sized
-requests to the provider and record how it answered (conversations/signals/probe.py)."""
+requests to the provider and record how it answered (conversations/monitoring/probe.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import httpx
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from conversations.formats import formats
-from conversations.signals.probe import allowance_probe
+from conversations.monitoring.probe import allowance_probe
 
 
 class Command(BaseCommand):

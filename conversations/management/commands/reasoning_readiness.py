@@ -1,6 +1,6 @@
 """``manage.py reasoning_readiness [--model M] [--queue Q] [--since DATE] [--json]``: how to size
 ``max_tokens`` from the measured tail, and what reasoning costs and buys
-(conversations/signals/readiness.py)."""
+(conversations/monitoring/readiness.py)."""
 
 from __future__ import annotations
 
@@ -12,22 +12,26 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_date
 
-from conversations.signals.readiness import reasoning_readiness
+from conversations.management.arguments import text
+from conversations.monitoring.readiness import reasoning_readiness
 
 
 class Command(BaseCommand):
     help = "The reasoning readiness report: the output-token tail, a max_tokens, the two arms."
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--model", help="a served snapshot or a requested model")
-        parser.add_argument("--queue")
-        parser.add_argument("--since", help="YYYY-MM-DD")
+        parser.add_argument("--model", type=text, help="a served snapshot or a requested model")
+        parser.add_argument("--queue", type=text)
+        parser.add_argument("--since", type=text, help="YYYY-MM-DD")
         parser.add_argument("--json", action="store_true", help="for machines")
 
     def handle(self, *args: Any, **options: Any) -> None:
         since = None
         if options["since"]:
-            day = parse_date(options["since"])
+            try:
+                day = parse_date(options["since"])
+            except ValueError:  # well formed, not a date: 9999-99-99
+                day = None
             if day is None:
                 raise CommandError("--since: expected a date, YYYY-MM-DD")
             since = timezone.make_aware(datetime.combine(day, time.min))

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from conversations.signals.rollups import rollups_rebuild
+from conversations.monitoring.rollups import rollups_rebuild
 
 
 class Command(BaseCommand):

@@ -70,6 +70,7 @@ ROLES: dict[str, list[str]] = {
         "conversations.change_modelprice",
         "conversations.delete_modelprice",
         "conversations.view_alert",
+        "conversations.view_notification",
         "conversations.view_allowanceprobe",
         # Retention classes: how long conversations are kept (retention_class_save, audited).
         "retention.view_retentionclass",

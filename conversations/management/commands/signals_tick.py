@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from conversations.signals.alerts import signals_tick
+from conversations.monitoring.alerts import signals_tick
 
 
 class Command(BaseCommand):

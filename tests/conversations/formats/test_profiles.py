@@ -16,7 +16,7 @@ from conversations.formats import formats, get, names, registry
 from conversations.formats.live import LiveFilter
 from conversations.formats.profile import FINISH_ORDER, Finish, Inline, Profile
 from conversations.live.filters import FILTERS
-from conversations.signals.facts import FINISHES, finish_kind
+from conversations.monitoring.facts import FINISHES, finish_kind
 from conversations.workspace.words import FINISH_REASONS, TOOL_STATES, finish_words
 
 

@@ -17,8 +17,11 @@ Outcomes of one post:
 - no answer (refused, timed out, cut), 401/403/404 (a wrong token or URL: spooled until an
   operator fixes it), 408, 429, 502, 503, 504: the console is unreachable for now: retried with
   exponential backoff and jitter, then spooled; the spool head is retried until it goes through.
-- another 5xx: as above, but counted against the exchange: after ``max_attempts`` such answers
-  it is dropped, so one exchange the console cannot take does not hold back all that follow.
+- another 5xx: the console's readiness is asked (``GET /readyz``): not ready (a dependency down,
+  e.g. Redis or the database), it is the console's failure: as above, not counted; ready, it is
+  this exchange's: as above, but counted against the exchange: after ``max_attempts`` such
+  answers it is dropped, so one exchange the console cannot take does not hold back all that
+  follow.
 
 How to extend: a new outcome is a branch of ``_classify``; a new counter a field of ``Counters``.
 """
@@ -46,6 +49,7 @@ from ._wire import Wire
 log = logging.getLogger("console_client")
 
 EXCHANGES_PATH = "/api/v1/exchanges"
+READY_PATH = "/readyz"
 
 
 @dataclass(frozen=True)
@@ -433,6 +437,10 @@ class Console:
         if status in (408, 429, 502, 503, 504):
             return self._failed(Outcome.UNREACHABLE, f"status {status}", retry_after)
         if status >= 500:
+            if not self._console_ready():
+                # The console itself is unwell (a dependency down: Redis, the database), not
+                # this exchange: retried without using up its attempts, as when unreachable.
+                return self._failed(Outcome.UNREACHABLE, f"status {status}", retry_after)
             return self._failed(Outcome.FAILED, f"status {status}: {text}", retry_after)
         with self._cond:
             self._counts["rejected"] += 1
@@ -446,6 +454,18 @@ class Console:
             text,
         )
         return Outcome.REJECTED
+
+    def _console_ready(self) -> bool:
+        """Whether the console says it is ready (``GET /readyz`` answers 200): a 5xx then is
+        this exchange's, and counts against it; otherwise (503, no answer) it is the console's
+        and does not. A console without ``/readyz`` (404) cannot tell: counted, as before."""
+        try:
+            response = self._wire().request(
+                "GET", READY_PATH, body=None, headers={"User-Agent": "console-client/0.1"}
+            )
+        except Exception:  # no answer: not ready
+            return False
+        return response.status in (200, 404)
 
     def _failed(self, outcome: Outcome, why: str, retry_after: float | None) -> Outcome:
         with self._cond:

@@ -1,10 +1,15 @@
-"""Operational signals: what answers the questions a dashboard of the model's reasoning would be
+"""Operational signals (the "monitoring" room: named so that it never reads as Django's
+``signals`` module): what answers the questions a dashboard of the model's reasoning would be
 asked, without showing any reasoning.
 
 - ``facts.py``, ``rewrites.py``, ``buckets.py``, ``sketches.py``: pure rules (per-exchange
   counts, how a history was rewritten, the fixed log-scale buckets of the charts, the DDSketch
   bins the quantiles are read from);
 - ``metrics.py``: what an alert can watch, one registered entry per metric;
+- ``destinations.py``: where a notification may go (webhook hosts resolved, internal addresses
+  refused unless ``NOTIFY_ALLOWED_HOSTS`` names them; names and recipients without line breaks);
+- ``delivery.py``: each notification claimed, sent outside any transaction, its outcome recorded
+  on it alone;
 - ``models.py``: the tables (registered with the ``conversations`` app);
 - ``rollups.py``: hourly rollups, added by ingest and subtracted by erasure in their transactions;
 - ``alerts.py``: alert rules evaluated by ``manage.py signals_tick`` (its own beat entry), the

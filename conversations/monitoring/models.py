@@ -14,6 +14,7 @@ from django.db import models
 from django.db.models import JSONField, Value
 
 from .buckets import SIZE
+from .destinations import validate_no_line_break, validate_recipients, validate_webhook_url
 from .facts import FINISHES
 from .metrics import choices as metric_choices
 
@@ -123,7 +124,7 @@ class ModelPrice(models.Model):
 
 
 class AlertRule(models.Model):
-    name = models.CharField(max_length=100, unique=True)
+    name = models.CharField(max_length=100, unique=True, validators=[validate_no_line_break])
     # The registry's metrics (``metrics.py``: one entry per metric).
     metric = models.CharField(max_length=30, choices=metric_choices)
     queue = models.CharField(max_length=100, blank=True, help_text="blank: each queue")
@@ -133,11 +134,17 @@ class AlertRule(models.Model):
     min_exchanges = models.PositiveIntegerField(default=20, help_text="minimum volume")
     enabled = models.BooleanField(default=True)
     muted = models.BooleanField(default=False, help_text="evaluated, but nobody is notified")
-    webhook_url = models.URLField(blank=True)
+    webhook_url = models.URLField(
+        blank=True,
+        validators=[validate_webhook_url],
+        help_text="http(s); internal addresses are refused unless NOTIFY_ALLOWED_HOSTS names them",
+    )
     webhook_secret = models.CharField(
         max_length=200, blank=True, help_text="HMAC key (blank: SIGNALS_WEBHOOK_SECRET)"
     )
-    emails = models.CharField(max_length=500, blank=True, help_text="comma-separated")
+    emails = models.CharField(
+        max_length=500, blank=True, validators=[validate_recipients], help_text="comma-separated"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

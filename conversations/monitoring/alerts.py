@@ -7,9 +7,11 @@ a group with at least ``min_exchanges`` exchanges whose value is above the thres
 breached. An alert moves firing ↔ resolved (muted, instead of firing, while its rule is muted)
 and each move is an ``AlertEvent``; moves into firing, and out of firing into resolved, queue
 one ``Notification`` per channel (the rule's webhook and e-mail addresses) in the same
-transaction. Deliveries happen after the commit, each claimed with a row lock (skip-locked);
-a failed one is retried in the tick (a few quick attempts) and again by later ticks with a
-backoff, up to ``Notification.ATTEMPTS``. A muted alert queues nothing.
+transaction. Deliveries happen after the commit, each on its own and outside any transaction
+(``delivery.py``); a failed one is recorded on it and retried (a few quick attempts, then later
+ticks with a backoff, up to ``Notification.ATTEMPTS``). A muted alert queues nothing. Where a
+notification may go is checked when the rule is saved and again at delivery
+(``destinations.py``).
 
 Webhooks are JSON with a Slack-compatible ``text``, signed: ``X-Signals-Timestamp`` (Unix
 seconds) and ``X-Signals-Signature: sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">`` under the
@@ -19,23 +21,18 @@ the rule, the scope, the numbers and a link to the alert's page.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import json
-import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-import httpx
 from django.conf import settings
-from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import Case, Count, Value, When
 from django.utils import timezone
 
 import audit
 
+from .destinations import recipients
 from .metrics import metric, shown
 from .models import Alert, AlertEvent, AlertRule, ModelPrice, Notification
 from .rollups import hour_of, rollups_compact
@@ -98,7 +95,7 @@ class TickResult:
     failed: int = 0
 
 
-def _text(rule: AlertRule, alert: Alert, state: str) -> str:
+def notification_text(rule: AlertRule, alert: Alert, state: str) -> str:
     scope = f"{alert.queue or 'no queue'} · {alert.snapshot or 'unknown snapshot'}"
     what = (
         f"{shown(rule.metric, alert.value)} over {alert.volume:,} exchanges in the last "
@@ -114,7 +111,7 @@ def _queue_notifications(rule: AlertRule, alert: Alert, event: AlertEvent, now: 
     rows = []
     if rule.webhook_url:
         rows.append(Notification(event=event, channel="webhook", target=rule.webhook_url))
-    for address in [a.strip() for a in rule.emails.split(",") if a.strip()]:
+    for address in recipients(rule.emails):
         rows.append(Notification(event=event, channel="email", target=address))
     for row in rows:
         row.next_attempt_at = now
@@ -199,99 +196,9 @@ def signals_tick(*, now: datetime | None = None, quick_retries: int = 2) -> Tick
                 continue  # another tick is evaluating it
             _evaluate(rule, now, result)
             result.evaluated += 1
+    from .delivery import notifications_deliver
+
     notifications_deliver(result=result, quick_retries=quick_retries)
-    return result
-
-
-def _payload(n: Notification) -> tuple[str, str, dict[str, Any]]:
-    event = n.event
-    alert = event.alert
-    rule = alert.rule
-    text = _text(rule, alert, event.state)
-    body = {
-        "text": text,
-        "rule": rule.name,
-        "metric": rule.metric,
-        "state": event.state,
-        "queue": alert.queue,
-        "snapshot": alert.snapshot,
-        "value": event.value,
-        "volume": event.volume,
-        "threshold": rule.threshold,
-        "window_minutes": rule.window_minutes,
-        "at": event.at.isoformat(),
-        "alert": alert.pk,
-    }
-    subject = text.split(": ", 1)[0] + f": {alert.queue or '-'} · {alert.snapshot or '-'}"
-    return subject, text, body
-
-
-def signature(secret: str, timestamp: str, body: bytes) -> str:
-    """The webhook signature header's value."""
-    mac = hmac.new(secret.encode(), timestamp.encode() + b"." + body, hashlib.sha256)
-    return "sha256=" + mac.hexdigest()
-
-
-def _send(n: Notification) -> None:
-    subject, text, body = _payload(n)
-    if n.channel == Notification.Channel.EMAIL:
-        send_mail(subject, text, settings.SIGNALS_FROM_EMAIL, [n.target])
-        return
-    raw = json.dumps(body, separators=(",", ":")).encode()
-    timestamp = str(int(time.time()))
-    secret = n.event.alert.rule.webhook_secret or settings.SIGNALS_WEBHOOK_SECRET
-    headers = {"Content-Type": "application/json", "X-Signals-Timestamp": timestamp}
-    if secret:
-        headers["X-Signals-Signature"] = signature(secret, timestamp, raw)
-    timeout = httpx.Timeout(settings.PROVIDER_TIMEOUT_SECONDS, connect=5.0)
-    response = httpx.post(n.target, content=raw, headers=headers, timeout=timeout)
-    response.raise_for_status()
-
-
-def notifications_deliver(
-    *, result: TickResult | None = None, quick_retries: int = 2
-) -> TickResult:
-    """Send every due notification: a few quick attempts now, then later ticks back off."""
-    result = result or TickResult()
-    now = timezone.now()
-    due = list(
-        Notification.objects.filter(
-            delivered_at__isnull=True,
-            next_attempt_at__lte=now,
-            attempts__lt=Notification.ATTEMPTS,
-        ).values_list("pk", flat=True)
-    )
-    for pk in due:
-        with transaction.atomic():
-            n = (
-                Notification.objects.select_for_update(skip_locked=True)
-                .select_related("event__alert__rule")
-                .filter(pk=pk, delivered_at__isnull=True)
-                .first()
-            )
-            if n is None:
-                continue
-            error = ""
-            for attempt in range(quick_retries + 1):
-                n.attempts += 1
-                try:
-                    _send(n)
-                except (httpx.HTTPError, OSError) as exc:
-                    error = f"{type(exc).__name__}: {exc}"[:300]
-                    if attempt < quick_retries and n.attempts < Notification.ATTEMPTS:
-                        time.sleep(0.2 * 2**attempt)
-                        continue
-                else:
-                    error = ""
-                    n.delivered_at = timezone.now()
-                break
-            n.last_error = error
-            if error:
-                result.failed += 1
-                n.next_attempt_at = timezone.now() + timedelta(seconds=30 * 2**n.attempts)
-            else:
-                result.delivered += 1
-            n.save()
     return result
 
 

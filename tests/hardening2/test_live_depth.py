@@ -1,0 +1,72 @@
+"""Case 1: a live chunk nested deeper than the JSON decoder reads is a 400 ``too_deep`` in the
+error shape, in every format; nothing of it is kept, and the same ``seq`` sent again with a
+readable chunk is read (the exchange is not stuck)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from rest_framework.test import APIClient
+
+from conversations.live import state
+from tests.conftest import post_json
+from tests.live.conftest import chunk_body, stored_conversation
+
+pytestmark = pytest.mark.django_db
+URL = "/api/v1/live/chunks"
+DEEP = "data: " + "[" * 1000 + "]" * 1000 + "\n\n"
+DEEP_OBJECT = "data: " + '{"a":' * 1000 + "1" + "}" * 1000 + "\n\n"
+READABLE = {
+    "anthropic.messages": 'event: ping\ndata: {"type": "ping"}\n\n',
+    "openai.responses": 'data: {"type": "response.created", "response": {"id": "r"}}\n\n',
+    "openai.chat": 'data: {"id": "c", "choices": []}\n\n',
+    "ai-sdk.ui": 'data: {"type": "start"}\n\n',
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(READABLE))
+@pytest.mark.parametrize("deep", [DEEP, DEEP_OBJECT], ids=["array", "object"])
+def test_a_nested_chunk_is_too_deep_and_the_seq_is_not_stuck(
+    api: APIClient, client: Any, world: Any, fmt: str, deep: str
+) -> None:
+    name = f"deep-{fmt}"
+    pk = stored_conversation(api, name, fmt)
+    h = state.exchange_hash(pk, "call-1")
+    for _ in range(2):  # again: the same answer, not a 500
+        r = post_json(api, URL, chunk_body(None, name, 0, deep, format=fmt))
+        assert r.status_code == 400, r.content[:300]
+        assert r.json() == {
+            "error": "too_deep",
+            "detail": "JSON nested too deep",
+            "field": "chunk",
+            "at": "$.chunk",
+        }
+        assert not state.client().exists(state.key("x", h))  # nothing kept
+        assert not state.client().exists(state.key("lock", h))  # nor left locked
+    r = post_json(api, URL, chunk_body(None, name, 0, READABLE[fmt], format=fmt))
+    assert r.status_code == 202, r.json()
+    assert r.json() == {"status": "published", "next_seq": 1}
+    # a deep chunk inside the stream, cut across two chunks: refused when its end arrives
+    half = len(deep) // 2
+    r = post_json(api, URL, chunk_body(None, name, 1, deep[:half], format=fmt))
+    assert r.status_code == 202, r.json()
+    r = post_json(api, URL, chunk_body(None, name, 2, deep[half:], format=fmt))
+    assert r.status_code == 400 and r.json()["error"] == "too_deep"
+    r = post_json(api, URL, chunk_body(None, name, 2, "\n", format=fmt))
+    assert r.status_code == 202 and r.json()["next_seq"] == 3
+    client.force_login(world.users["admin"])
+    assert client.get(f"/conversations/{pk}/").status_code == 200
+    assert client.get("/live/").status_code == 200
+
+
+def test_a_deep_early_chunk_ends_the_stream_with_an_error(api: APIClient) -> None:
+    """A held chunk, accepted before its gap filled, that turns out unreadable: the stream ends
+    with an ``error`` event; the chunk that filled the gap is not refused for it."""
+    fmt = "anthropic.messages"
+    pk = stored_conversation(api, "deep-held", fmt)
+    assert post_json(api, URL, chunk_body(None, "deep-held", 1, DEEP)).json()["status"] == "held"
+    r = post_json(api, URL, chunk_body(None, "deep-held", 0, READABLE[fmt]))
+    assert r.status_code == 202 and r.json() == {"status": "published", "next_seq": 2}
+    events = state.events_after(pk, 0)
+    assert events[-1]["type"] == "error" and events[-1]["code"] == "too_deep"
