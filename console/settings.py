@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import ipaddress
 import os
-from datetime import timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -387,6 +387,20 @@ SIGNALS_BASE_URL = env.str("SIGNALS_BASE_URL", default="http://localhost:8000")
 SIGNALS_FROM_EMAIL = env.str("SIGNALS_FROM_EMAIL", default="console@localhost")
 ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="https://api.anthropic.com")
+
+# Continuation (conversations/continuation.py, docs/formats.md "Continuation rules"): the
+# account's Anthropic thinking regime. ``preserved``: the prefix check applies (nothing is left
+# out for the models that run it); ``legacy``: an account created before 2026-08-31, which the
+# check does not bind by default; ``auto``: from ANTHROPIC_ACCOUNT_CREATED (YYYY-MM-DD), and
+# ``preserved`` when that is not given.
+ANTHROPIC_THINKING_REGIME = env.str("ANTHROPIC_THINKING_REGIME", default="auto")
+ANTHROPIC_ACCOUNT_CREATED = env.str("ANTHROPIC_ACCOUNT_CREATED", default="")
+if ANTHROPIC_THINKING_REGIME not in ("preserved", "legacy", "auto"):
+    raise ImproperlyConfigured("ANTHROPIC_THINKING_REGIME must be preserved, legacy or auto")
+try:
+    _ = ANTHROPIC_ACCOUNT_CREATED and date.fromisoformat(ANTHROPIC_ACCOUNT_CREATED)
+except ValueError:
+    raise ImproperlyConfigured("ANTHROPIC_ACCOUNT_CREATED must be a date, YYYY-MM-DD") from None
 
 # --- Operations (DESIGN section 17; docs/operations.md) ------------------------------------------
 # Health, readiness and metrics (console/ops/), JSON logs, the backups' horizon

@@ -134,6 +134,10 @@ class Message:
     role: str
     raw: str
     blocks: tuple[Block, ...] = ()
+    # Other byte forms the provider sent for this very message (a Responses item's
+    # ``output_item.done`` form beside the terminal response's, which is ``raw``): a history
+    # that sends one of them back is unmodified.
+    alternates: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
@@ -167,6 +171,9 @@ class Params:
     # Stream chunk types the format does not know and read past (ai-sdk.ui): the stored message
     # may lack what they carried. Sorted, each once.
     unknown_chunks: list[str] = field(default_factory=list)
+    # The provider's verdict on the history it was sent (Anthropic ``input_transformations``):
+    # each entry's type, path and reason, never content.
+    input_transformations: list[dict[str, str]] = field(default_factory=list)
     # The request's own settings: every top-level member but the history (system prompt, tools,
     # sampling...). Kept encrypted with the exchange, never projected.
     request_settings: dict[str, Any] = field(default_factory=dict)

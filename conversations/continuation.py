@@ -9,12 +9,14 @@ bytes were left out. Inside an open tool loop (the last assistant turn ends in a
 result is still to come, or has just come) that turn is kept unmodified, reasoning and
 signatures included, because the provider needs it.
 
-The rule of each format is its profile's ``continuation`` (``formats/<name>/profile.py``):
-which elements and blocks may be left out, with the provider documentation it follows (cited
-there and listed in docs/formats.md). This module only applies it, byte by byte. A format is
-added with its rule (the registry refuses a profile without one); its cases go in
-``tests/conversations/test_continuation.py`` (open loop and closed, kept elements
-byte-identical).
+The rules of each format are its profile's ``continuation`` (``formats/<name>/profile.py``),
+keyed by model family and account regime, each with the provider documentation it follows
+(address, quoted sentence, date checked; listed in docs/formats.md). The conversation's model
+picks the rule; a model no rule names gets the byte-exact replay (nothing left out: cutting can
+only break a provider's check, keeping costs tokens). The regime is the deployment's
+``ANTHROPIC_THINKING_REGIME`` (``thinking_regime``). This module only applies the rule, byte by
+byte. A format is added with its rules (the registry refuses a profile without one); their
+cases go in ``tests/conversations/test_continuation_rules.py`` (each test names its rule).
 
 Pure: no Django, no model.
 """
@@ -24,9 +26,14 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import date
 
 from .formats import profile
-from .formats.profile import WHOLE
+from .formats.profile import LEGACY, PRESERVED, REGIMES, WHOLE
+
+REPLAY = "replay"  # the rule name of the byte-exact replay (no rule for the model)
+# Anthropic enforces the prefix check by default for accounts created on or after this day.
+PREFIX_CHECK_DEFAULT_FROM = date(2026, 8, 31)
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\n\r"
@@ -39,6 +46,21 @@ class Continuation:
     left_out_bytes: int
     open_tool_loop: bool
     kept_whole: list[int] = field(default_factory=list)  # indices of elements returned as stored
+    rule: str = REPLAY  # the name of the rule applied
+
+
+def thinking_regime(setting: str, account_created: date | None) -> str:
+    """The account's thinking regime from ``ANTHROPIC_THINKING_REGIME`` (``preserved``,
+    ``legacy`` or ``auto``) and ``ANTHROPIC_ACCOUNT_CREATED``: ``auto`` is ``preserved`` for an
+    account created on or after 2026-08-31 and for an account of unknown age (leaving nothing
+    out is never refused), ``legacy`` before."""
+    if setting in REGIMES:
+        return setting
+    if setting != "auto":
+        raise ValueError(f"ANTHROPIC_THINKING_REGIME: preserved, legacy or auto, not {setting!r}")
+    if account_created is not None and account_created < PREFIX_CHECK_DEFAULT_FROM:
+        return LEGACY
+    return PRESERVED
 
 
 def _skip(text: str, i: int) -> int:
@@ -120,15 +142,18 @@ def cut_members(raw: str, names: set[str]) -> str:
     return "{" + ",".join(kept) + "}"
 
 
-def continuation(fmt: str, raws: Sequence[str]) -> Continuation:
-    """The elements to send back for ``fmt``, and what was left out. A format without a rule
-    gets everything, unmodified."""
+def continuation(
+    fmt: str, raws: Sequence[str], *, model: str = "", regime: str = PRESERVED
+) -> Continuation:
+    """The elements to send back for ``fmt`` with ``model`` under the account's ``regime``, and
+    what was left out. A format or a model without a rule gets everything, unmodified."""
     found = profile(fmt)
-    if found is None:
+    rule = found.continuation.rule(model, regime) if found is not None and model else None
+    if found is None or rule is None:
         return Continuation(list(raws), 0, 0, False, list(range(len(raws))))
-    decide, member = found.continuation.decide, found.continuation.member
+    member = found.continuation.member
     values = [json.loads(r) for r in raws]
-    open_loop, _, cuts = decide(values)
+    open_loop, _, cuts = rule.decide(values)
     out: list[str] = []
     whole: list[int] = []
     left_elements = 0
@@ -149,12 +174,15 @@ def continuation(fmt: str, raws: Sequence[str]) -> Continuation:
         left_elements += len(drop)
         left_bytes += len(raw.encode("utf-8")) - len(cut.encode("utf-8"))
         out.append(cut)
-    return Continuation(out, left_elements, left_bytes, open_loop, whole)
+    return Continuation(out, left_elements, left_bytes, open_loop, whole, rule.name)
 
 
 def continuation_envelope(c: Continuation) -> bytes:
-    """The replay envelope with what was left out said after the messages:
-    ``{"messages":[...],"left_out":{"elements":n,"bytes":n}}``."""
+    """The replay envelope with what was left out said after the messages, and the rule that
+    decided it: ``{"messages":[...],"left_out":{"elements":n,"bytes":n,"rule":"..."}}``."""
     head = b'{"messages":[' + b",".join(r.encode("utf-8") for r in c.raws) + b"]"
-    tail = f',"left_out":{{"elements":{c.left_out_elements},"bytes":{c.left_out_bytes}}}}}'
+    tail = (
+        f',"left_out":{{"elements":{c.left_out_elements},"bytes":{c.left_out_bytes},'
+        f'"rule":{json.dumps(c.rule)}}}}}'
+    )
     return head + tail.encode("ascii")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
@@ -183,6 +184,21 @@ class Exchange(models.Model):
     repeated_tool_calls = models.PositiveIntegerField(default=0, db_default=0)
     tool_results = models.PositiveIntegerField(default=0, db_default=0)
     tool_errors = models.PositiveIntegerField(default=0, db_default=0)
+    # The backend's conformance (DESIGN section 14; monitoring/rewrites.py): the cache reads a
+    # rewrite the model sees cost (the previous call's cached prefix not read again), and the
+    # provider's own verdict on the history (Anthropic ``input_transformations``: each entry's
+    # type, path and reason; never content).
+    cache_lost_tokens = models.PositiveIntegerField(null=True, blank=True)
+    prefix_sha256 = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="of the settings before the history in the prompt (system, tools)",
+    )
+    input_transformations = models.JSONField(default=list, blank=True, db_default=[])
+    # The reasoning tokens were estimated (the provider counts them inside output_tokens).
+    reasoning_estimated = models.BooleanField(default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -227,6 +243,20 @@ class Message(models.Model):
     sha256 = models.CharField(max_length=64, help_text="of the raw text, UTF-8")
     canonical_sha256 = models.CharField(
         max_length=64, help_text="of the parsed value, canonically serialised: matches resends"
+    )
+    alternate_sha256 = ArrayField(
+        models.CharField(max_length=64),
+        default=list,
+        blank=True,
+        help_text="canonical hashes of the provider's other byte forms of this message (a "
+        "Responses item's output_item.done form): a resend of one is unmodified",
+    )
+    prompt_sha256 = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="of what the model sees of it (the members the provider ignores left out)",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 

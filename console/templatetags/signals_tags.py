@@ -6,7 +6,7 @@ from typing import Any
 
 from django import template
 
-from conversations.monitoring.rewrites import words
+from conversations.monitoring.rewrites import SEEN, words
 
 register = template.Library()
 
@@ -19,5 +19,6 @@ def rewrite_words(kind: str) -> str:
 
 @register.filter
 def rewritten(exchanges: Any) -> list[Any]:
-    """The exchanges whose history was rewritten (any kind), in order."""
-    return [e for e in exchanges if getattr(e, "rewrite_kind", "")]
+    """The exchanges whose history was rewritten in what the model sees, in order (a change it
+    does not see is recorded on the exchange, without the banner)."""
+    return [e for e in exchanges if getattr(e, "rewrite_kind", "") in SEEN]

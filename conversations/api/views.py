@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+from datetime import date
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -13,7 +15,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from ..cache_errors import CACHE_ERRORS
-from ..continuation import continuation, continuation_envelope
+from ..continuation import continuation, continuation_envelope, thinking_regime
 from ..formats import FormatError
 from ..formats.base import FORMAT_ERRORS
 from ..ingest import body
@@ -26,6 +28,7 @@ from ..selectors import (
     conversation_by_external_id,
     conversation_format,
     conversation_message_raws,
+    conversation_model,
 )
 from ..services import (
     IngestConflict,
@@ -181,6 +184,14 @@ class ExchangeCreateApi(APIView):
         return Response(body, status=status_code)
 
 
+def _thinking_regime() -> str:
+    """The account's Anthropic thinking regime, from the deployment's settings."""
+    created = settings.ANTHROPIC_ACCOUNT_CREATED
+    return thinking_regime(
+        settings.ANTHROPIC_THINKING_REGIME, date.fromisoformat(created) if created else None
+    )
+
+
 class ConversationMessagesApi(APIView):
     token_scope = ServiceToken.Scope.INGEST
 
@@ -217,8 +228,14 @@ class ConversationMessagesApi(APIView):
         raws = conversation_message_raws(row)
         if purpose is None:
             return HttpResponse(envelope(raws), content_type="application/json")
-        kept = continuation(conversation_format(row), raws)
+        kept = continuation(
+            conversation_format(row),
+            raws,
+            model=conversation_model(row),
+            regime=_thinking_regime(),
+        )
         response = HttpResponse(continuation_envelope(kept), content_type="application/json")
+        response["Continuation-Rule"] = kept.rule
         response["Left-Out-Elements"] = str(kept.left_out_elements)
         response["Left-Out-Bytes"] = str(kept.left_out_bytes)
         return response

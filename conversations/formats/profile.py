@@ -90,6 +90,18 @@ class UsageProfile:
     reports: frozenset[str]
     reasoning: ReasoningUsage
     input_includes_cache: bool
+    # Where the provider does not report reasoning tokens apart: the characters of one output
+    # message (parsed) that are reasoning, and the other characters the output tokens paid for
+    # (text, tool input). ``estimate_reasoning`` shares the output tokens out by them.
+    split: Callable[[Any], tuple[int, int]] | None = None
+
+
+def estimate_reasoning(output_tokens: int | None, reasoning: int, other: int) -> int | None:
+    """The reasoning share of ``output_tokens`` estimated from the characters of each (None
+    when nothing was reasoned or no output was counted). Labelled "estimated" wherever shown."""
+    if not output_tokens or reasoning <= 0:
+        return None
+    return round(output_tokens * reasoning / (reasoning + max(other, 0)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,16 +120,102 @@ Cuts = dict[int, set[int | str]]
 Decide = Callable[[Sequence[Any]], tuple[bool, set[int], Cuts]]
 
 
+# The account regimes a rule may be keyed by (``ANTHROPIC_THINKING_REGIME``): where a provider
+# leaves a check to the account, the deployment says which applies; ``ANY`` matches every one.
+ANY = "*"
+PRESERVED = "preserved"  # the provider checks that nothing before a thinking block changed
+LEGACY = "legacy"  # no such check: earlier turns' thinking may be left out
+REGIMES = (PRESERVED, LEGACY)
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One continuation rule: for the models matching ``models`` (``fnmatch`` patterns on the
+    model id, lower case) under ``regime``, what ``decide`` leaves out, as ``says`` puts it in
+    words, following ``citation``. ``name`` is the rule's stable name (the API reports it in the
+    ``Continuation-Rule`` header; tests and docs/formats.md name it)."""
+
+    name: str
+    models: tuple[str, ...]
+    regime: str
+    decide: Decide
+    says: str
+    citation: Citation
+
+    def matches(self, model: str, regime: str) -> bool:
+        if self.regime not in (ANY, regime):
+            return False
+        name = model.lower()
+        return any(fnmatch.fnmatchcase(name, pattern) for pattern in self.models)
+
+
 @dataclass(frozen=True, slots=True)
 class Continuation:
-    """What ``?for=continuation`` may leave out for one format: ``decide`` reads the stored
-    history (parsed) and says whether a tool loop is open, which elements are protected, and what
-    to cut; ``member`` names the array member the cut indices address (``content``, ``parts``),
-    or "" when cuts are whole elements or member names."""
+    """What ``?for=continuation`` may leave out for one format: the first of ``rules`` that
+    matches the conversation's model and the account's regime decides (a model no rule names
+    gets the byte-exact replay: cutting can only break a provider's check, keeping costs
+    tokens). ``decide`` reads the stored history (parsed) and says whether a tool loop is open,
+    which elements are protected, and what to cut; ``member`` names the array member the cut
+    indices address (``content``, ``parts``), or "" when cuts are whole elements or member
+    names."""
 
-    decide: Decide
+    rules: tuple[Rule, ...]
     member: str
-    citations: tuple[Citation, ...]
+
+    @property
+    def citations(self) -> tuple[Citation, ...]:
+        return tuple(rule.citation for rule in self.rules)
+
+    def rule(self, model: str, regime: str) -> Rule | None:
+        """The rule for ``model`` under ``regime``, or None (the byte-exact replay)."""
+        return next((r for r in self.rules if r.matches(model, regime)), None)
+
+
+def keep_all(decide: Decide) -> Decide:
+    """A rule that leaves nothing out; whether a tool loop is open is ``decide``'s answer."""
+
+    def kept(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
+        open_loop, _, _ = decide(values)
+        return open_loop, set(range(len(values))), {}
+
+    return kept
+
+
+@dataclass(frozen=True, slots=True)
+class Unseen:
+    """A member of a message the provider never puts in the model's prompt: a history that
+    drops it (or sends it with another serialisation) is a change the model does not see, so it
+    is recorded, but raises no banner and no alert (DESIGN section 14). ``path`` addresses it
+    from the message object (``"*"``: every element of an array); it counts as unseen only with
+    the value ``value`` (an empty list, the default caller)."""
+
+    path: tuple[str, ...]
+    value: Any
+    why: str
+    citation: Citation
+
+
+def prompt_form(unseen: Sequence[Unseen], value: Any) -> Any:
+    """``value`` (a message object) without the members ``unseen`` names, where they have the
+    value named: what two messages must share for the model to see the same thing."""
+    for rule in unseen:
+        value = _without(value, rule.path, rule.value)
+    return value
+
+
+def _without(value: Any, path: tuple[str, ...], expected: Any) -> Any:
+    head, rest = path[0], path[1:]
+    if head == "*":
+        if not isinstance(value, list):
+            return value
+        return [_without(v, rest, expected) for v in value]
+    if not isinstance(value, dict) or head not in value:
+        return value
+    if not rest:
+        if value[head] != expected:
+            return value
+        return {k: v for k, v in value.items() if k != head}
+    return {**value, head: _without(value[head], rest, expected)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +250,11 @@ class Profile:
     capture: Capture
     inline: Inline | None = None
     probe: Probe | None = None
+    # Members of a message the provider never puts in the prompt (``Unseen``).
+    unseen: tuple[Unseen, ...] = ()
+    # The request members that come before the history in the model's prompt (system, tools):
+    # a change of one is a change the model sees (``monitoring/rewrites.py``, kind ``settings``).
+    prefix_settings: tuple[str, ...] = ()
 
     def finish(self, raw: str) -> Finish:
         """The kind of a raw stop value; OTHER for one this profile does not list."""
@@ -174,8 +277,13 @@ class Profile:
             out.append("finishes (words for every value)")
         if not self.usage.reports and self.usage.reasoning is not ReasoningUsage.NOT_REPORTED:
             out.append("usage")
-        if not self.continuation.citations:
-            out.append("continuation (its citations)")
+        if not self.continuation.rules:
+            out.append("continuation (its rules)")
+        if any(
+            not (r.citation.url and r.citation.quote and r.citation.checked)
+            for r in self.continuation.rules
+        ):
+            out.append("continuation (a citation for every rule)")
         if self.inline is not None:
             never = self.block_types.get(BlockClass.NEVER, frozenset())
             visible = self.block_types.get(BlockClass.VISIBLE, frozenset())

@@ -12,16 +12,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import NamedTuple
 
 from ..blocks import BlockClass, Message, ParsedExchange
 from ..monitoring.facts import tool_facts
-from ..monitoring.rewrites import RESERIALISED
-from ..replay import canonical_sha256, raw_sha256
+from ..monitoring.rewrites import RESERIALISED, SETTINGS, UNSEEN, cache_lost, seen
+from ..replay import canonical_sha256, prefix_sha256, prompt_sha256, raw_sha256
 from .body import ExchangeInput
 from .errors import IngestConflict
 
 # (line number, checked body, parsed exchange): one item of a batch.
 Item = tuple[int, ExchangeInput, ParsedExchange]
+
+
+class Hashes(NamedTuple):
+    """What a stored message is matched by: its raw and canonical hashes, the canonical hashes
+    of the other byte forms the provider sent for it (``Message.alternates``: a history sending
+    one back is unmodified), and the hash of what the model sees of it (``prompt_sha256``: ""
+    for a message stored before it was kept)."""
+
+    raw: str
+    canonical: str
+    alternates: tuple[str, ...] = ()
+    prompt: str = ""
 
 
 @dataclass(slots=True)
@@ -31,6 +44,13 @@ class PlannedMessage:
     canonical_sha256: str
     from_response: bool
     superseded: bool = False
+    alternate_sha256: tuple[str, ...] = ()
+    prompt_sha256: str = ""
+    format: str = ""  # the format of the exchange that brought it
+
+    @property
+    def hashes(self) -> Hashes:
+        return Hashes(self.sha256, self.canonical_sha256, self.alternate_sha256, self.prompt_sha256)
 
 
 @dataclass(slots=True)
@@ -48,45 +68,64 @@ class ExchangePlan:
     repeated_tool_calls: int = 0
     tool_results: int = 0
     tool_errors: int = 0
+    # What the model sees before the history (system, tools: ``Profile.prefix_settings``), and
+    # the cache reads a change the model sees cost (``rewrites.cache_lost``).
+    prefix_sha256: str = ""
+    cache_lost_tokens: int | None = None
 
 
-def exchange_plan(
-    fmt: str, parsed: ParsedExchange, current: Sequence[tuple[str, str]]
-) -> ExchangePlan:
+def exchange_plan(fmt: str, parsed: ParsedExchange, current: Sequence[Hashes]) -> ExchangePlan:
     """Which messages are new, and where (if anywhere) the history sent differs from the stored.
 
-    ``current`` holds the (raw, canonical) hashes of the conversation's current messages, in
-    order. The history element at position i matches the current message i when their bytes are
-    equal (the usual case, checked first because it is cheap) or their canonical forms are;
-    elements past the current length are new. The first position that differs (or a history
-    shorter than the current one) is reported as rewritten; replay keeps returning what was
-    first received. When the request carries only new items (``history_is_full`` False: OpenAI
-    ``previous_response_id``), every item is new. When the answer is a later version of the
-    history's last message (``output_supersedes_last``), that message stays stored but stops
-    being current.
+    ``current`` holds the hashes of the conversation's current messages, in order. The history
+    element at position i matches the current message i when their bytes are equal (the usual
+    case, checked first because it is cheap), their canonical forms are, or its canonical form
+    is one of the other byte forms the provider sent for that message (a Responses item's
+    ``output_item.done`` form: unmodified). Where only members the model never sees differ
+    (``Profile.unseen``), the element matches too and the exchange records an ``unseen`` change:
+    no rewrite, no banner, no alert. Elements past the current length are new. The first
+    position that differs (or a history shorter than the current one) is reported as rewritten;
+    replay keeps returning what was first received. When the request carries only new items
+    (``history_is_full`` False: OpenAI ``previous_response_id``), every item is new. When the
+    answer is a later version of the history's last message (``output_supersedes_last``), that
+    message stays stored but stops being current.
     """
 
     def planned(m: Message, from_response: bool) -> PlannedMessage:
-        return PlannedMessage(m, raw_sha256(m.raw), canonical_sha256(m.raw, fmt), from_response)
+        return PlannedMessage(
+            m,
+            raw_sha256(m.raw),
+            canonical_sha256(m.raw, fmt),
+            from_response,
+            alternate_sha256=tuple(canonical_sha256(a, fmt) for a in m.alternates),
+            prompt_sha256=prompt_sha256(m.raw, fmt),
+            format=fmt,
+        )
 
     new: list[PlannedMessage] = []
     rewritten_at: int | None = None
-    reserialised = False
+    reserialised = unseen = False
     # A message the answer continues was updated by the client on purpose (a tool result added
     # in place): its differing from the stored version is the protocol, not a rewrite.
     continued = len(parsed.history) - 1 if parsed.output_supersedes_last else None
     if parsed.history_is_full:
         for i, message in enumerate(parsed.history):
             if i < len(current):
+                stored = current[i]
                 if (
                     rewritten_at is None
                     and i != continued
-                    and raw_sha256(message.raw) != current[i][0]
+                    and raw_sha256(message.raw) != stored.raw
                 ):
-                    if canonical_sha256(message.raw, fmt) != current[i][1]:
-                        rewritten_at = i
-                    else:
+                    canonical = canonical_sha256(message.raw, fmt)
+                    if canonical == stored.canonical:
                         reserialised = True
+                    elif canonical in stored.alternates:
+                        pass  # the provider's other byte form of this very message
+                    elif stored.prompt and prompt_sha256(message.raw, fmt) == stored.prompt:
+                        unseen = True
+                    else:
+                        rewritten_at = i
                 continue
             new.append(planned(message, False))
         if rewritten_at is None and len(parsed.history) < len(current):
@@ -113,7 +152,13 @@ def exchange_plan(
         rewritten_at,
         tool_calls,
         supersede_current,
-        rewrite_kind=RESERIALISED if reserialised and rewritten_at is None else "",
+        rewrite_kind=""
+        if rewritten_at is not None
+        else UNSEEN
+        if unseen
+        else RESERIALISED
+        if reserialised
+        else "",
         repeated_tool_calls=facts.repeated_calls,
         tool_results=facts.results,
         tool_errors=facts.errors,
@@ -131,7 +176,7 @@ class ConversationState:
     count: int = 0  # messages stored, superseded ones included: the next sequence number
     # The current (not superseded) messages in order: (raw, canonical) hashes, and for each its
     # row id when stored before this batch, or its plan when it arrives in this batch.
-    current: list[tuple[str, str]] = field(default_factory=list)
+    current: list[Hashes] = field(default_factory=list)
     current_rows: list[int | PlannedMessage] = field(default_factory=list)
     current_formats: list[str] = field(default_factory=list)  # each one's exchange's format
     messages: int = 0  # added by this batch
@@ -141,8 +186,13 @@ class ConversationState:
     truncated: bool = False  # any exchange of this batch was so flagged
     refusal: bool = False
     rewritten: bool = False
+    # The latest exchange's format, prefix hash and cached tokens (read or written): a change of
+    # system/tools, and the cache a rewrite loses, are measured against it.
+    last_format: str = ""
+    last_prefix: str = ""
+    last_cached: int | None = None
 
-    def stored(self, row_id: int, hashes: tuple[str, str], fmt: str, *, superseded: bool) -> None:
+    def stored(self, row_id: int, hashes: Hashes, fmt: str, *, superseded: bool) -> None:
         """One message stored before this batch, in sequence order, and its exchange's format."""
         self.count += 1
         if not superseded:
@@ -169,7 +219,7 @@ class ConversationState:
         self.exchanges += 1
         for pm in messages:
             if not pm.superseded:
-                self.current.append((pm.sha256, pm.canonical_sha256))
+                self.current.append(pm.hashes)
                 self.current_rows.append(pm)
                 self.current_formats.append(fmt)
         return first
@@ -177,6 +227,30 @@ class ConversationState:
     def formats_from(self, index: int) -> set[str]:
         """The formats the current messages from ``index`` on came in."""
         return set(self.current_formats[index:])
+
+
+def _conformance(
+    conversation: ConversationState, fmt: str, parsed: ParsedExchange, plan: ExchangePlan
+) -> None:
+    """What the model sees before the history (system, tools) compared with the latest
+    exchange's, and the cache reads a change the model sees cost, priced from the usage."""
+    plan.prefix_sha256 = prefix_sha256(fmt, parsed.params.request_settings)
+    if (
+        plan.rewritten_at is None
+        and parsed.history_is_full
+        and conversation.last_format == fmt
+        and conversation.last_prefix
+        and plan.prefix_sha256
+        and plan.prefix_sha256 != conversation.last_prefix
+    ):
+        plan.rewrite_kind = SETTINGS
+    usage = parsed.params.usage
+    if plan.rewritten_at is not None or seen(plan.rewrite_kind):
+        plan.cache_lost_tokens = cache_lost(conversation.last_cached, usage.cache_read_tokens)
+    conversation.last_format = fmt
+    conversation.last_prefix = plan.prefix_sha256
+    reported = (usage.cache_read_tokens, usage.cache_write_tokens)
+    conversation.last_cached = None if reported == (None, None) else sum(n or 0 for n in reported)
 
 
 @dataclass(slots=True)
@@ -218,6 +292,7 @@ def plan_batch(
         # Otherwise the format changed mid-conversation (Responses then Chat, OpenAI then
         # Anthropic): the stored messages are never read with the new format's parser, so the
         # classification gets none of them and says only that the history differs.
+        _conformance(conversation, data.format, parsed, plan)
         if plan.supersede_current is not None:
             stored_id = conversation.supersede(plan.supersede_current)
             if stored_id is not None:

@@ -103,6 +103,7 @@ def _rollup_row(p: history.Planned, now: datetime) -> dict[str, Any]:
         "tool_results": plan.tool_results,
         "tool_errors": plan.tool_errors,
         "rewrite_kind": plan.rewrite_kind,
+        "cache_lost_tokens": plan.cache_lost_tokens,
     }
 
 

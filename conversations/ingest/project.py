@@ -9,11 +9,14 @@ classified are counted for the admins' list.
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..blocks import BlockClass, ParsedExchange
+from ..formats import profile
+from ..formats.profile import estimate_reasoning
 from ..projection.project import Policies, ToolNames, clean_text, project_blocks, unresolved_calls
 from .body import ExchangeInput
 from .history import Planned
@@ -64,6 +67,7 @@ def exchange_fields(data: ExchangeInput, parsed: ParsedExchange) -> dict[str, An
     def n(value: int | None) -> int | None:
         return value if value is not None and 0 <= value < 2**31 else None
 
+    reasoning, estimated = reasoning_tokens(data.format, parsed)
     return {
         "format": data.format,
         "streamed": data.stream is not None,
@@ -80,7 +84,8 @@ def exchange_fields(data: ExchangeInput, parsed: ParsedExchange) -> dict[str, An
         "cache_read_tokens": n(p.usage.cache_read_tokens),
         "cache_write_tokens": n(p.usage.cache_write_tokens),
         "output_tokens": n(p.usage.output_tokens),
-        "reasoning_tokens": n(p.usage.reasoning_tokens),
+        "reasoning_tokens": n(reasoning),
+        "reasoning_estimated": estimated and n(reasoning) is not None,
         "stop_reason": s(p.stop_reason, 60),
         "server_tool_counts": {
             clean_text(k)[:100]: v for k, v in p.server_tool_counts.items() if isinstance(v, int)
@@ -90,7 +95,31 @@ def exchange_fields(data: ExchangeInput, parsed: ParsedExchange) -> dict[str, An
         "stream_error": s(p.stream_error, 100),
         "cancelled": p.cancelled,
         "unknown_chunks": [s(kind, 100) for kind in p.unknown_chunks[:20]],
+        "input_transformations": [
+            {clean_text(k): clean_text(v)[:100] for k, v in entry.items()}
+            for entry in p.input_transformations[:100]
+        ],
     }
+
+
+def reasoning_tokens(fmt: str, parsed: ParsedExchange) -> tuple[int | None, bool]:
+    """The exchange's reasoning tokens, and whether they were estimated: as the provider
+    reported them, else (its profile's ``usage.split``: Anthropic counts thinking inside
+    ``output_tokens``) shared out of the output tokens by the characters of each."""
+    usage = parsed.params.usage
+    found = profile(fmt)
+    split = found.usage.split if found is not None else None
+    if usage.reasoning_tokens is not None or split is None or not usage.output_tokens:
+        return usage.reasoning_tokens, False
+    reasoning = other = 0
+    for message in parsed.output:
+        try:
+            r, o = split(json.loads(message.raw))
+        except ValueError:
+            continue
+        reasoning, other = reasoning + r, other + o
+    estimate = estimate_reasoning(usage.output_tokens, reasoning, other)
+    return estimate, estimate is not None
 
 
 def message_role(role: str) -> str:

@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from ..models import Block, Conversation, Exchange, Message, Queue, UnknownBlockType
 from .body import ExchangeInput, queue_of
-from .history import ConversationState, Planned
+from .history import ConversationState, Hashes, Planned
 from .project import Projected, exchange_fields, message_role
 
 _MESSAGE_COLUMNS = (
@@ -46,6 +46,8 @@ _MESSAGE_COLUMNS = (
     "raw_ciphertext",
     "sha256",
     "canonical_sha256",
+    "alternate_sha256",
+    "prompt_sha256",
     "created_at",
 )
 _BLOCK_COLUMNS = (
@@ -93,9 +95,16 @@ _UPSERT_QUEUES = (
 # Queue names this process has seen committed: their rows exist, no need to ask again.
 _known_queues: set[str] = set()
 _STORED_MESSAGES = (
-    "SELECT m.conversation_id, m.id, m.sha256, m.canonical_sha256, m.superseded, e.format "  # noqa: S608
-    f"FROM {_MESSAGES} m JOIN {Exchange._meta.db_table} e ON e.id = m.exchange_id "
+    "SELECT m.conversation_id, m.id, m.sha256, m.canonical_sha256, m.alternate_sha256, "  # noqa: S608
+    f"m.prompt_sha256, m.superseded, e.format FROM {_MESSAGES} m "
+    f"JOIN {Exchange._meta.db_table} e ON e.id = m.exchange_id "
     "WHERE m.conversation_id = ANY(%s) ORDER BY m.conversation_id, m.sequence"
+)
+# The latest exchange of each conversation: its format, prefix hash and cached tokens.
+_LAST_EXCHANGES = (
+    "SELECT DISTINCT ON (conversation_id) conversation_id, format, prefix_sha256, "  # noqa: S608
+    f"cache_read_tokens, cache_write_tokens FROM {Exchange._meta.db_table} "
+    "WHERE conversation_id = ANY(%s) ORDER BY conversation_id, ordinal DESC"
 )
 _TOOL_NAMES = (
     f"SELECT conversation_id, call_id, tool_name FROM {Block._meta.db_table} "  # noqa: S608
@@ -177,9 +186,24 @@ def lock_conversations(
     existing = {c.pk: c for c in conversations.values() if c.pk not in created}
     if existing:
         cur.execute(_STORED_MESSAGES, [list(existing)])
-        for conversation_id, message_id, raw_hash, canonical, superseded, fmt in cur.fetchall():
-            existing[conversation_id].stored(
-                message_id, (raw_hash, canonical), fmt, superseded=superseded
+        for (
+            conversation_id,
+            message_id,
+            raw_hash,
+            canonical,
+            alts,
+            prompt,
+            superseded,
+            fmt,
+        ) in cur.fetchall():
+            hashes = Hashes(raw_hash, canonical, tuple(alts or ()), prompt or "")
+            existing[conversation_id].stored(message_id, hashes, fmt, superseded=superseded)
+        cur.execute(_LAST_EXCHANGES, [list(existing)])
+        for conversation_id, fmt, prefix, read, written in cur.fetchall():
+            state = existing[conversation_id]
+            state.last_format, state.last_prefix = fmt, prefix or ""
+            state.last_cached = (
+                None if (read, written) == (None, None) else (read or 0) + (written or 0)
             )
     return conversations
 
@@ -239,6 +263,8 @@ def write_batch(
             "rewritten_at": p.plan.rewritten_at,
             "tool_call_count": p.plan.tool_call_count,
             "rewrite_kind": p.plan.rewrite_kind,
+            "prefix_sha256": p.plan.prefix_sha256,
+            "cache_lost_tokens": p.plan.cache_lost_tokens,
             "repeated_tool_calls": p.plan.repeated_tool_calls,
             "tool_results": p.plan.tool_results,
             "tool_errors": p.plan.tool_errors,
@@ -264,6 +290,8 @@ def write_batch(
                     messages[i][j],
                     pm.sha256,
                     pm.canonical_sha256,
+                    list(pm.alternate_sha256),
+                    pm.prompt_sha256,
                     now,
                 )
             )

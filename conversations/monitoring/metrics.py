@@ -22,6 +22,8 @@ from typing import Protocol
 
 from django.db.models import Q
 
+from .rewrites import SEEN
+
 
 class Sums(Protocol):
     """Summed rollups (``selectors.Sums``; named here by shape: the models read this module, and
@@ -114,9 +116,10 @@ _ENTRIES = (
     ),
     AlertMetric(
         "rewrite_rate",
-        "history rewritten: prompt-cache misses (share)",
+        "history rewritten in what the model sees: prompt-cache misses (share)",
         value=lambda s: s.rate("rewritten"),
-        behind=lambda threshold: ~Q(rewrite_kind=""),
+        # Only the kinds the model sees (rewrites.SEEN): a change it does not see never fires.
+        behind=lambda threshold: Q(rewrite_kind__in=SEEN),
     ),
     AlertMetric(
         "latency_p95",

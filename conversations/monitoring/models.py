@@ -58,11 +58,29 @@ class Rollup(models.Model):
     looping = models.BigIntegerField(default=0, help_text="exchanges repeating a tool call")
     tool_results = models.BigIntegerField(default=0)
     tool_errors = models.BigIntegerField(default=0)
-    rewritten = models.BigIntegerField(default=0, help_text="exchanges with any rewrite kind")
+    rewritten = models.BigIntegerField(
+        default=0, help_text="exchanges whose history changed in what the model sees"
+    )
     rewrite_tool_loop_reasoning = models.BigIntegerField(default=0)
     rewrite_edited = models.BigIntegerField(default=0)
     rewrite_reordered = models.BigIntegerField(default=0)
     rewrite_reserialised = models.BigIntegerField(default=0)
+    rewrite_settings = models.BigIntegerField(default=0)
+    rewrite_unseen = models.BigIntegerField(
+        default=0, help_text="exchanges whose history changed only in what the model never sees"
+    )
+    cache_lost_tokens = models.BigIntegerField(
+        default=0, help_text="cache reads lost to rewrites the model sees (rewrites.py)"
+    )
+    thinking_dropped = models.BigIntegerField(
+        default=0, help_text="thinking blocks the provider dropped (input_transformations)"
+    )
+    thinking_mismatch_allowed = models.BigIntegerField(
+        default=0, help_text="thinking blocks shown despite a failed check (input_transformations)"
+    )
+    reasoning_estimated = models.BigIntegerField(
+        default=0, help_text="exchanges whose reasoning tokens were estimated (profile usage)"
+    )
     # DDSketch bins (``sketches.py``): the quantiles, within ``sketches.ALPHA`` of exact.
     output_sketch = models.JSONField(default=dict, db_default=Value({}, JSONField()))
     latency_sketch = models.JSONField(default=dict, db_default=Value({}, JSONField()))

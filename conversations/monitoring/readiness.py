@@ -80,6 +80,9 @@ class Readiness:
     recommended_max_tokens: int | None
     hit_limit: int
     hidden_share: float | None  # reasoning tokens as a share of output tokens
+    # Exchanges whose reasoning tokens were estimated (the provider counts them inside the
+    # output): the report labels the share "estimated" when any was.
+    hidden_estimated: int
     arms: list[Arm]
     price_per_resolution_point: float | None
     served_by: dict[str, list[str]]  # requested model -> snapshots that answered
@@ -159,6 +162,7 @@ def reasoning_readiness(
     total = Sums.merged(groups)
     exchanges, truncated = total["exchanges"], total["truncated"]
     output, reasoning = total["output_tokens"], total["reasoning_tokens"]
+    estimated = total["reasoning_estimated"]
     served_by: dict[str, list[str]] = {}
     for g in groups:
         served_by.setdefault(g.group["requested_model"], []).append(g.group["served_model"])
@@ -277,6 +281,7 @@ def reasoning_readiness(
         recommended_max_tokens=recommend(p99, max_budget),
         hit_limit=truncated,
         hidden_share=reasoning / output if output else None,
+        hidden_estimated=estimated,
         arms=arms,
         price_per_resolution_point=gained,
         served_by={k: sorted(set(v)) for k, v in served_by.items()},

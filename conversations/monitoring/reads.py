@@ -93,10 +93,16 @@ class ModelPage:
     conversations: int
     output: dict[str, int | None]
     reasoning_share: float | None
+    # Exchanges whose reasoning was estimated (the provider counts it inside the output), of
+    # those that reasoned: the page labels the share "estimated" when any was.
+    reasoning_estimated: int
     finishes: list[tuple[str, int, float]]
     latency: dict[str, int | None]
     cache_read_share: float | None
     tool_calls_per_turn: float | None
+    # The backend's conformance (rewrites.py): rewrites the model sees and the cache reads they
+    # lost, changes it does not see, and the provider's own verdict (input_transformations).
+    conformance: dict[str, int]
     tool_calls_p90: int | None
     price: ModelPrice | None
     price_per_1000: float | None
@@ -164,10 +170,22 @@ def model_page_read(
         reasoning_share=total["reasoning_tokens"] / total["output_tokens"]
         if total["output_tokens"]
         else None,
+        reasoning_estimated=total["reasoning_estimated"],
         finishes=finishes,
         latency={"p50": total.pct("latency", 50), "p95": total.pct("latency", 95)},
         cache_read_share=total["cache_read_tokens"] / inputs if inputs else None,
         tool_calls_per_turn=total["tool_calls"] / n if n else None,
+        conformance={
+            k: total[k]
+            for k in (
+                "rewritten",
+                "cache_lost_tokens",
+                "rewrite_unseen",
+                "rewrite_reserialised",
+                "thinking_dropped",
+                "thinking_mismatch_allowed",
+            )
+        },
         tool_calls_p90=total.pct("tool_calls", 90),
         price=price,
         price_per_1000=_price_per_1000(price, total),

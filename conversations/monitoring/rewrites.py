@@ -1,18 +1,27 @@
 """History rewrites, classified where ingest detects them (pure, no database).
 
-Ingest matches the history sent against the stored one (``ingest/history.py``). Where they
-differ, this module says how, in one of four kinds, each a prompt-cache miss:
+Ingest matches the history sent against the stored one (``ingest/history.py``), as the
+official SDK's ordinary loop would send it back: the provider's other byte form of a message (a
+Responses item's ``output_item.done`` form beside ``response.completed``'s) is unmodified, and
+is no kind at all. Where they differ, this module says how. A kind is either **seen** (the model
+sees another history than the one it produced: the prompt cache is missed from there on, which
+the exchange prices from the usage, ``cache_lost``; the page's banner and the alert count these)
+or **unseen** (recorded, no banner, no alert):
 
-- ``tool_loop_reasoning``: a reasoning block dropped or edited in an assistant turn whose tool
-  loop is still open (its tool calls answered, the customer not yet spoken again). The provider
-  may reject the turn, or the model loses the plan it was following.
-- ``edited``: a block edited, or a message or block dropped, anywhere else.
-- ``reordered``: the same messages (or the same blocks of one message) in another order.
-- ``reserialised``: only the serialisation differs (whitespace, escapes, key order): the same
-  message to the console, not to the provider's cache. Not flagged ``history_rewritten``.
+- ``tool_loop_reasoning`` (seen): a reasoning block dropped or edited in an assistant turn whose
+  tool loop is still open (its tool calls answered, the customer not yet spoken again). The
+  provider may reject the turn, or the model loses the plan it was following.
+- ``edited`` (seen): a text or thinking block edited, or a message or block dropped, anywhere else
+  (also: a stored message of another format, never parsed with this one's parser).
+- ``reordered`` (seen): the same messages (or the same blocks of one message) in another order.
+- ``settings`` (seen): ``system``/``tools`` (the format's ``Profile.prefix_settings``) changed.
+- ``reserialised`` (unseen): only the serialisation differs (whitespace, escapes, key order).
+- ``unseen`` (unseen): only members the provider never puts in the prompt differ (an empty
+  ``annotations``, Anthropic's default ``caller``: ``Profile.unseen``, each with its citation).
 
-To add a kind: add it to ``KINDS`` (its words for the conversation page, the rollup's column is
-``rewrite_<kind>``), decide it in ``classify`` before the catch-all ``edited``.
+To add a kind: add it to ``KINDS`` (its words for the conversation page; the rollup's column is
+``rewrite_<kind>``) and to ``SEEN`` if the model sees it; decide it in ``classify`` before the
+catch-all ``edited``.
 """
 
 from __future__ import annotations
@@ -28,7 +37,9 @@ from ..replay import canonical_sha256
 TOOL_LOOP_REASONING = "tool_loop_reasoning"
 EDITED = "edited"
 REORDERED = "reordered"
+SETTINGS = "settings"
 RESERIALISED = "reserialised"
+UNSEEN = "unseen"
 
 # The words the conversation page shows for each kind.
 KINDS = {
@@ -36,13 +47,31 @@ KINDS = {
         "reasoning was dropped or edited inside an open tool loop: the provider may reject the "
         "turn, or the model may lose its plan"
     ),
-    EDITED: "a block was edited or dropped: the prompt cache was missed from there on",
+    EDITED: "a text or thinking block was edited or dropped: the prompt cache was missed from "
+    "there on",
     REORDERED: "messages or blocks were sent in another order: the prompt cache was missed",
+    SETTINGS: "the system prompt or the tools changed: the prompt cache was missed from the start",
     RESERIALISED: (
-        "the history was only re-serialised (same content, other bytes): "
-        "the prompt cache was missed"
+        "the history was only re-serialised (same content, other bytes): the model sees the "
+        "same history"
+    ),
+    UNSEEN: (
+        "only fields the provider never puts in the prompt changed (an empty annotations list, "
+        "the default tool caller): the model sees the same history"
     ),
 }
+# The kinds that change what the model sees: the banner, the alert and the price read these.
+SEEN = frozenset({TOOL_LOOP_REASONING, EDITED, REORDERED, SETTINGS})
+
+
+def seen(kind: str) -> bool:
+    return kind in SEEN
+
+
+def cache_lost(previous_cached: int | None, cache_read: int | None) -> int:
+    """The cache reads a rewrite the model sees cost: the prefix the previous call had cached
+    (read or written) that this call did not read again. 0 where the backend caches nothing."""
+    return max(0, (previous_cached or 0) - (cache_read or 0))
 
 
 def words(kind: str) -> str:
@@ -94,11 +123,15 @@ def _only_reasoning(blocks: Sequence[Block]) -> bool:
     return bool(blocks) and all(b.cls is BlockClass.NEVER for b in blocks)
 
 
-def classify(fmt: str, sent: Sequence[Message], stored_raw: Sequence[tuple[str, str]]) -> str:
+def classify(fmt: str, sent: Sequence[Message], stored_raw: Sequence[tuple[str, str, str]]) -> str:
     """How the history sent from the first differing position (``sent``) differs from the messages
-    stored there (``stored_raw``: role and raw text, in order)."""
-    stored = [(role, message_blocks(fmt, raw)) for role, raw in stored_raw]
-    stored_hashes = [canonical_sha256(raw, fmt) for _, raw in stored_raw]
+    stored there (``stored_raw``: role, raw text and the format each was received in, in order).
+    A stored message of another format is never parsed with this format's parser: the history
+    sent cannot hold it unmodified, so it was edited."""
+    if any(stored_fmt != fmt for _, _, stored_fmt in stored_raw):
+        return EDITED
+    stored = [(role, message_blocks(fmt, raw)) for role, raw, _ in stored_raw]
+    stored_hashes = [canonical_sha256(raw, fmt) for _, raw, _ in stored_raw]
     sent_hashes = [canonical_sha256(m.raw, fmt) for m in sent]
     if not stored:
         return EDITED

@@ -36,7 +36,7 @@ from ..models import Exchange, Message
 from . import buckets, sketches
 from .facts import FINISHES, finish_kind
 from .models import Rollup
-from .rewrites import EDITED, KINDS, classify
+from .rewrites import EDITED, KINDS, classify, seen
 from .sketches import Bins
 
 if TYPE_CHECKING:
@@ -66,6 +66,10 @@ SUMS = (
     "tool_errors",
     "rewritten",
     *(f"rewrite_{kind}" for kind in KINDS),
+    "cache_lost_tokens",
+    "thinking_dropped",
+    "thinking_mismatch_allowed",
+    "reasoning_estimated",
 )
 ARRAYS = ("finishes", "output_hist", "reasoning_hist", "latency_hist", "tool_calls_hist")
 SKETCHES = ("output_sketch", "latency_sketch", "tool_calls_sketch")
@@ -82,8 +86,9 @@ _UPSERT = (
     + ", ".join(f"{c} = signal_sketch_add(r.{c}, EXCLUDED.{c})" for c in SKETCHES)
 )
 _STORED_RAW = (
-    "SELECT id, role, conversation_id, sequence, raw_ciphertext "  # noqa: S608
-    f"FROM {Message._meta.db_table} WHERE id = ANY(%s)"
+    "SELECT m.id, m.role, m.conversation_id, m.sequence, m.raw_ciphertext, e.format "  # noqa: S608
+    f"FROM {Message._meta.db_table} m JOIN {Exchange._meta.db_table} e ON e.id = m.exchange_id "
+    "WHERE m.id = ANY(%s)"
 )
 _ROW = (
     "(" + ", ".join(["%s"] * (len(_COLUMNS) - len(SKETCHES)) + ["%s::jsonb"] * len(SKETCHES)) + ")"
@@ -111,6 +116,9 @@ FIELDS = (
     "tool_results",
     "tool_errors",
     "rewrite_kind",
+    "cache_lost_tokens",
+    "input_transformations",
+    "reasoning_estimated",
 )
 
 
@@ -207,8 +215,16 @@ def contribute(d: Delta, row: Mapping[str, Any], sign: int = 1) -> None:
         s["tool_errors"] += sign * row["tool_errors"]
     kind = row["rewrite_kind"] or ""
     if kind:
-        s["rewritten"] += sign
+        s["rewritten"] += sign * seen(kind)
         s[f"rewrite_{kind if kind in KINDS else EDITED}"] += sign
+    if row["cache_lost_tokens"]:
+        s["cache_lost_tokens"] += sign * row["cache_lost_tokens"]
+    for entry in row["input_transformations"] or ():
+        found = entry.get("type") if isinstance(entry, dict) else None
+        if found in ("thinking_dropped", "thinking_mismatch_allowed"):
+            s[found] += sign
+    if row["reasoning_estimated"]:
+        s["reasoning_estimated"] += sign
 
 
 def _apply(cur: CursorWrapper, deltas: Mapping[Key, Delta]) -> None:
@@ -374,24 +390,20 @@ def rewrites_classify(
     if not rewritten:
         return
     ids = sorted({r for p in rewritten for r in p.plan.rewritten_rows if isinstance(r, int)})
-    stored: dict[int, tuple[str, int, int, bytes]] = {}
+    stored: dict[int, tuple[str, int, int, bytes, str]] = {}
     if ids:
         cur.execute(_STORED_RAW, [ids])
-        for pk, role, conversation_id, sequence, sealed in cur.fetchall():
-            stored[pk] = (role, conversation_id, sequence, sealed)
+        for pk, role, conversation_id, sequence, sealed, fmt in cur.fetchall():
+            stored[pk] = (role, conversation_id, sequence, sealed, fmt)
     for p in rewritten:
         at = p.plan.rewritten_at
         assert at is not None
-        raws: list[tuple[str, str]] = []
+        raws: list[tuple[str, str, str]] = []
         for r in p.plan.rewritten_rows:
             if isinstance(r, int):
-                role, conversation_id, sequence, sealed = stored[r]
-                raws.append(
-                    (
-                        role,
-                        decrypt_message(keys[conversation_id], conversation_id, sequence, sealed),
-                    )
-                )
+                role, conversation_id, sequence, sealed, fmt = stored[r]
+                key = keys[conversation_id]
+                raws.append((role, decrypt_message(key, conversation_id, sequence, sealed), fmt))
             else:
-                raws.append((r.message.role, r.message.raw))
+                raws.append((r.message.role, r.message.raw, r.format))
         p.plan.rewrite_kind = classify(p.data.format, p.parsed.history[at:], raws)

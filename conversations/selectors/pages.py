@@ -53,6 +53,18 @@ def conversation_format(conversation: Conversation) -> str:
     return fmt or ""
 
 
+def conversation_model(conversation: Conversation) -> str:
+    """The model of the conversation's latest exchange: the snapshot that served it, else the
+    one requested ("" for none). The continuation rules are keyed by it."""
+    row = (
+        Exchange.objects.filter(conversation=conversation)
+        .order_by("-ordinal")
+        .values_list("response_model", "requested_model")
+        .first()
+    )
+    return (row[0] or row[1] or "") if row else ""
+
+
 def unknown_block_types() -> QuerySet[UnknownBlockType]:
     return UnknownBlockType.objects.order_by("-last_seen_at")
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .words import finish_words, key_words
+from ..monitoring.rewrites import SEEN, words
+from .words import finish_words, key_words, transformation_words
 
 
 @dataclass
@@ -23,6 +24,7 @@ class ExchangeSummary:
     output_tokens: int | None
     reasoning_tokens: int | None
     reasoning_share: int | None  # percent of the output
+    reasoning_estimated: bool  # the provider counts reasoning inside the output: estimated
     finish: str
     finish_raw: str
     latency_ms: int | None
@@ -32,6 +34,9 @@ class ExchangeSummary:
     server_tools: list[str]
     live_first_text_ms: int | None = None  # seen live: time to the first visible text
     live_thinking_ms: int | None = None  # seen live: how long the model thought
+    # Changes to the history the model does not see (recorded, no banner), and the provider's
+    # own verdict on the history (Anthropic input_transformations), in words.
+    notes: list[str] | None = None
 
     @property
     def usage_known(self) -> bool:
@@ -47,10 +52,16 @@ def exchange_summary(e: Any) -> ExchangeSummary:
         flags.append("the answer was cut off")
     if e.refusal:
         flags.append("the model refused")
-    if e.history_rewritten:
-        flags.append(
-            f"history rewritten from message {e.rewritten_at} (the prompt cache was missed)"
-        )
+    kind = getattr(e, "rewrite_kind", "") or ""
+    lost = getattr(e, "cache_lost_tokens", None)
+    priced = f"; about {lost:,} cached input tokens read again at full price" if lost else ""
+    if e.history_rewritten or kind in SEEN:
+        where = f" from message {e.rewritten_at}" if e.rewritten_at is not None else ""
+        flags.append(f"history rewritten{where}: {words(kind) or 'the prompt cache was missed'}")
+        if priced:
+            flags[-1] += priced
+    notes = [words(kind)] if kind and kind not in SEEN else []
+    notes += [transformation_words(t) for t in getattr(e, "input_transformations", None) or ()]
     if e.stream_error:
         flags.append(f"the stream broke off: {e.stream_error}")
     if e.cancelled:
@@ -82,6 +93,7 @@ def exchange_summary(e: Any) -> ExchangeSummary:
         output_tokens=e.output_tokens,
         reasoning_tokens=e.reasoning_tokens,
         reasoning_share=share,
+        reasoning_estimated=bool(getattr(e, "reasoning_estimated", False)),
         finish=finish_words(e.stop_reason, e.format),
         finish_raw=e.stop_reason,
         latency_ms=e.latency_ms,
@@ -93,4 +105,5 @@ def exchange_summary(e: Any) -> ExchangeSummary:
         ],
         live_first_text_ms=e.live_first_text_ms,
         live_thinking_ms=e.live_thinking_ms,
+        notes=notes,
     )

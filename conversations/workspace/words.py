@@ -161,3 +161,22 @@ def event_sentence(kind: str, value: Any) -> str:
     if detail := value_words(rest) if rest else "":
         sentence += f" ({detail})"
     return sentence + "."
+
+
+# Anthropic's verdict on the history sent (``input_transformations``), in words.
+_TRANSFORMATIONS = {
+    "thinking_dropped": "the provider dropped a thinking block the backend sent back",
+    "thinking_mismatch_allowed": (
+        "the provider showed the model a thinking block that failed its check"
+    ),
+}
+
+
+def transformation_words(entry: dict[str, str]) -> str:
+    """One ``input_transformations`` entry in words: what the provider did, where (the request
+    path it names, ``messages.3.content.0``) and why (its reason code)."""
+    kind = entry.get("type", "")
+    text = _TRANSFORMATIONS.get(kind, f"the provider changed the history ({kind or 'unnamed'})")
+    where = entry.get("path")
+    reason = entry.get("reason")
+    return text + (f" at {where}" if where else "") + (f" ({reason})" if reason else "")

@@ -19,6 +19,7 @@ class Case:
     response: str
     history_cut: str  # the earlier assistant message as it must come back (its reasoning cut)
     left_out: int  # elements left out
+    rule: str  # the continuation rule that decides (formats/<name>/profile.py)
 
     def body(self, conversation: str) -> dict[str, Any]:
         return {
@@ -95,7 +96,8 @@ AI_CUT = (
     '{"type":"text", "text":"A1","state":"done"}]}'
 )
 AI_REQUEST = (
-    '{"messages":[{"id":"m1","role":"user","parts":[{"type":"text","text":"Q1"}]},'
+    '{"model":"claude-sonnet-4-5","messages":[{"id":"m1","role":"user","parts":[{"type":"text",'
+    '"text":"Q1"}]},'
     + AI_HISTORY
     + ',{"id":"m3","role":"user","parts":[{"type":"text","text":"Q2"}]}]}'
 )
@@ -105,33 +107,33 @@ CASES = {
     ("anthropic", False): Case(
         "anthropic.messages", False, ANTHROPIC_REQUEST,
         _anthropic_response([THINKING_2, {"type": "text", "text": "A2"}], "end_turn"),
-        ANTHROPIC_CUT, 2,
+        ANTHROPIC_CUT, 2, "anthropic.earlier-thinking",
     ),
     ("anthropic", True): Case(
         "anthropic.messages", True, ANTHROPIC_REQUEST,
         _anthropic_response([THINKING_2, {"type": "text", "text": "Looking."}, TOOL_USE],
                             "tool_use"),
-        ANTHROPIC_CUT, 1,
+        ANTHROPIC_CUT, 1, "anthropic.earlier-thinking",
     ),
     ("openai_responses", False): Case(
         "openai.responses", False, RESPONSES_REQUEST,
         _responses_response([REASONING_2, {"type": "message", "id": "msg_2", "role": "assistant",
                              "status": "completed", "content": [{"type": "output_text",
                              "text": "A2", "annotations": []}]}]),
-        "", 2,
+        "", 0, "openai.responses.reasoning-with-its-item",
     ),
     ("openai_responses", True): Case(
         "openai.responses", True, RESPONSES_REQUEST,
         _responses_response([REASONING_2, {"type": "function_call", "id": "fc_1",
                              "call_id": "call_1", "name": "get_order",
                              "arguments": "{\"order_id\":\"ORD-1\"}", "status": "completed"}]),
-        "", 1,
+        "", 0, "openai.responses.reasoning-with-its-item",
     ),
     ("openai_chat", False): Case(
         "openai.chat", False, CHAT_REQUEST,
         _chat_response({"role": "assistant", "content": "A2",
                         "reasoning_content": REASONING + "-2"}, "stop"),
-        CHAT_CUT, 2,
+        CHAT_CUT, 2, "deepseek.thinking-tool-turns",
     ),
     ("openai_chat", True): Case(
         "openai.chat", True, CHAT_REQUEST,
@@ -140,19 +142,19 @@ CASES = {
                         "tool_calls": [{"id": "call_1", "type": "function", "function": {
                             "name": "get_order", "arguments": "{\"order_id\":\"ORD-1\"}"}}]},
                        "tool_calls"),
-        CHAT_CUT, 1,
+        CHAT_CUT, 1, "deepseek.thinking-tool-turns",
     ),
     ("ai_sdk", False): Case(
         "ai-sdk.ui", False, AI_REQUEST,
         _j({"id": "m4", "role": "assistant", "parts": [{"type": "step-start"}, AI_REASONING_2,
             {"type": "text", "text": "A2", "state": "done"}]}),
-        AI_CUT, 2,
+        AI_CUT, 2, "ai-sdk.anthropic-earlier-thinking",
     ),
     ("ai_sdk", True): Case(
         "ai-sdk.ui", True, AI_REQUEST,
         _j({"id": "m4", "role": "assistant", "parts": [{"type": "step-start"}, AI_REASONING_2,
             {"type": "tool-get_order", "toolCallId": "call_1", "state": "input-available",
              "input": {"order_id": "ORD-1"}}]}),
-        AI_CUT, 1,
+        AI_CUT, 1, "ai-sdk.anthropic-earlier-thinking",
     ),
 }  # fmt: skip

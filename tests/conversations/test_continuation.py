@@ -47,8 +47,14 @@ def test_continuation_per_format(api: Any, name: str, open_loop: bool) -> None:
     response = api.get(MESSAGES.format(conversation), {"for": "continuation"})
     assert response.status_code == 200
     elements, left_out = split(response.content)
+    assert left_out["rule"] == response["Continuation-Rule"] == case.rule
     assert left_out["elements"] == case.left_out
     assert int(response["Left-Out-Elements"]) == case.left_out
+    if not case.left_out:
+        # The rule leaves nothing out: every element exactly as received.
+        assert elements == raws
+        assert left_out["bytes"] == 0
+        return
     sent = sum(len(e.encode()) for e in elements)
     assert left_out["bytes"] == sum(len(r.encode()) for r in raws) - sent > 0
     assert int(response["Left-Out-Bytes"]) == left_out["bytes"]
@@ -92,7 +98,7 @@ def test_continuation_of_a_conversation_without_reasoning_returns_it_whole(api: 
     )
     body["response"] = body["response"].replace("MARKER-CONTINUATION-REASONING-2", "x")
     assert post_json(api, "/api/v1/exchanges", body).status_code == 201
-    value = continuation("anthropic.messages", stored("cont-plain"))
+    value = continuation("anthropic.messages", stored("cont-plain"), model="claude-sonnet-4-5")
     assert value.left_out_elements == 1  # the answer's own thinking: its turn is complete
     assert continuation("unknown.format", ["{}"]).raws == ["{}"]
 
@@ -133,29 +139,31 @@ def test_anthropic_rule_the_tool_loop_stays_open_once_its_result_came() -> None:
     # Anthropic: the thinking of the assistant turn that is calling tools goes back unmodified,
     # also after the tool result (the model continues that turn); earlier turns' is left out.
     raws = [_u("q1"), _a(THINK, TEXT), _u("q2"), _a(THINK, CALL), _u([RESULT])]
-    kept = continuation("anthropic.messages", raws)
+    kept = continuation("anthropic.messages", raws, model="claude-sonnet-4-5")
     assert kept.open_tool_loop
     assert kept.raws[3:] == raws[3:]
     assert kept.left_out_elements == 1
     # The turn closes with an answer that calls no tool: its thinking is not needed any more.
-    closed = continuation("anthropic.messages", [*raws, _a(THINK, TEXT)])
+    closed = continuation("anthropic.messages", [*raws, _a(THINK, TEXT)], model="claude-3-7")
     assert not closed.open_tool_loop
     assert closed.left_out_elements == 3
 
 
 def test_an_assistant_message_of_reasoning_only_is_never_emptied() -> None:
     raws = [_u("q1"), _a(THINK), _u("q2"), _a(TEXT)]
-    assert continuation("anthropic.messages", raws).raws == raws
+    assert continuation("anthropic.messages", raws, model="claude-sonnet-4-5").raws == raws
 
 
-def test_openai_responses_rule_reasoning_before_the_last_user_message_is_left_out() -> None:
+def test_openai_responses_rule_no_reasoning_item_is_cut_while_its_item_is_kept() -> None:
+    # openai.responses.reasoning-with-its-item: the API refuses a function_call (or message)
+    # whose reasoning item is missing, so an earlier turn's reasoning stays with its call.
     reasoning = json.dumps({"type": "reasoning", "id": "rs", "summary": []})
     call = json.dumps({"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"})
     output = json.dumps({"type": "function_call_output", "call_id": "c", "output": "ok"})
     user = json.dumps({"role": "user", "content": "q"})
     raws = ['"q0"', reasoning, call, output, user, reasoning, call, output]
-    kept = continuation("openai.responses", raws)
+    kept = continuation("openai.responses", raws, model="gpt-5.5")
+    assert kept.rule == "openai.responses.reasoning-with-its-item"
     assert kept.open_tool_loop
-    assert kept.raws == ['"q0"', call, output, user, reasoning, call, output]
-    assert kept.left_out_elements == 1
-    assert kept.left_out_bytes == len(reasoning)
+    assert kept.raws == raws
+    assert (kept.left_out_elements, kept.left_out_bytes) == (0, 0)

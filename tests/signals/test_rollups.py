@@ -207,7 +207,7 @@ def test_a_block_edited(client: Any) -> None:
     assert Exchange.objects.filter(rewrite_kind="edited").get().history_rewritten
     assert summed()["rewrite_edited"] == 1
     html = page_text(client)
-    assert "a block was edited or dropped" in html
+    assert "a text or thinking block was edited or dropped" in html
     assert "from message 1" in html
 
 

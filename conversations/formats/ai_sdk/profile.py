@@ -9,9 +9,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...blocks import BlockClass
+from ..anthropic import profile as anthropic
 from ..profile import (
+    ANY,
+    PRESERVED,
     Capture,
-    Citation,
     Continuation,
     Cuts,
     Finish,
@@ -19,8 +21,10 @@ from ..profile import (
     Inline,
     Profile,
     ReasoningUsage,
+    Rule,
     UsageProfile,
     items_of,
+    keep_all,
     type_of,
 )
 
@@ -85,17 +89,29 @@ def _continuation(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
 
 
 CONTINUATION = Continuation(
-    decide=_continuation,
-    member="parts",
-    citations=(
-        Citation(
-            url="https://ai-sdk.dev/docs/reference/ai-sdk-ui/convert-to-model-messages",
-            quote="convertToModelMessages turns reasoning parts into the model's reasoning "
-            "content for the provider underneath, whose rule applies",
-            checked="2025-11-20",
+    rules=(
+        # The provider underneath decides: its rule, applied to the UI message's parts.
+        Rule(
+            name="ai-sdk.anthropic-preserved-thinking",
+            models=anthropic.PRESERVED_MODELS,
+            regime=PRESERVED,
+            decide=keep_all(_continuation),
+            says="nothing is left out (the Claude model underneath checks every thinking "
+            "block's prefix)",
+            citation=anthropic.PREFIX_CHECK,
+        ),
+        Rule(
+            name="ai-sdk.anthropic-earlier-thinking",
+            models=("*claude-*",),
+            regime=ANY,
+            decide=_continuation,
+            says="reasoning parts of earlier steps are left out; the open tool step is kept",
+            citation=anthropic.EARLIER_THINKING,
         ),
     ),
+    member="parts",
 )
+
 
 PROFILE = Profile(
     format=FORMAT,

@@ -325,6 +325,27 @@ def _apply_usage(usage: dict[str, Any], out: Params, *, field: str, at: str) -> 
                 out.server_tool_counts.pop(name, None)
 
 
+def _apply_transformations(container: dict[str, Any], out: Params) -> None:
+    """The provider's verdict on the history, ``input_transformations`` (preserved thinking):
+    each entry's ``type`` (``thinking_dropped``, ``thinking_mismatch_allowed``), ``path``
+    (``messages.{i}.content.{j}``) and ``reason``; never content. A shape this code does not
+    know is read past (the verdict is informative, the message stands without it)."""
+    entries = container.get("input_transformations")
+    if not isinstance(entries, list):
+        return
+    kept = []
+    for entry in entries[:100]:
+        if isinstance(entry, dict) and isinstance(entry.get("type"), str):
+            kept.append(
+                {
+                    k: entry[k][:100]
+                    for k in ("type", "path", "reason")
+                    if isinstance(entry.get(k), str)
+                }
+            )
+    out.input_transformations = kept
+
+
 def _apply_message_fields(message: dict[str, Any], out: Params, *, field: str, at: str) -> None:
     """The fields of a response message object (or a stream's ``message_start`` skeleton)."""
     kind = _get(message, "type", str, field=field, at=at)
@@ -346,6 +367,7 @@ def _apply_message_fields(message: dict[str, Any], out: Params, *, field: str, a
     usage = _get(message, "usage", dict, field=field, at=at)
     if usage is not None:
         _apply_usage(usage, out, field=field, at=f"{at}.usage")
+    _apply_transformations(message, out)
 
 
 def _served_model(blocks: Iterable[Any], model: str | None) -> str | None:
@@ -496,6 +518,9 @@ class _Stream:
         usage = _get(data, "usage", dict, field=self.FIELD, at=at)
         if usage is not None:
             _apply_usage(usage, self.out, field=self.FIELD, at=f"{at}.usage")
+        _apply_transformations(data, self.out)
+        if delta is not None:
+            _apply_transformations(delta, self.out)
         # context_management (applied edits) describes the request side: nothing to keep.
 
     def message_stop(self, data: dict[str, Any], at: str) -> None:
@@ -702,6 +727,7 @@ def _parse_stream(stream: str, params: Params, *, cancelled: bool = False) -> li
     params.truncated = out.truncated
     params.refusal = out.refusal
     params.stream_error = out.stream_error
+    params.input_transformations = out.input_transformations
     # An error before message_start leaves no message at all.
     return [state.message()] if state.started else []
 

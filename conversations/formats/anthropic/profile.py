@@ -3,11 +3,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from ...blocks import BlockClass
 from ..profile import (
+    ANY,
+    LEGACY,
+    PRESERVED,
     Capture,
     Citation,
     Continuation,
@@ -17,8 +21,11 @@ from ..profile import (
     Probe,
     Profile,
     ReasoningUsage,
+    Rule,
+    Unseen,
     UsageProfile,
     items_of,
+    keep_all,
     type_of,
 )
 
@@ -83,19 +90,110 @@ def _continuation(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
     return open_loop, protected, cuts
 
 
+# Claude models with preserved thinking (a prefix check on every thinking block sent back):
+# Fable/Mythos 5.1 and later, Opus/Sonnet/Haiku 5.5 and later (the docs' supported models),
+# under any provider prefix (Bedrock ``anthropic.claude-...``, Vertex ``claude-...@date``).
+PRESERVED_MODELS = (
+    "*claude-fable-5-[1-9]*",
+    "*claude-mythos-5-[1-9]*",
+    "*claude-fable-[6-9]*",
+    "*claude-mythos-[6-9]*",
+    "*claude-opus-5-[5-9]*",
+    "*claude-sonnet-5-[5-9]*",
+    "*claude-haiku-5-[5-9]*",
+    "*claude-opus-[6-9]*",
+    "*claude-sonnet-[6-9]*",
+    "*claude-haiku-[6-9]*",
+)
+PREFIX_CHECK = Citation(
+    url="https://platform.claude.com/docs/en/build-with-claude/preserved-thinking/prefix-checks",
+    quote="A prefix check fails if `system`, `tools`, or an earlier message changed after Claude "
+    "produced a block. It also fails if a thinking block between others was left out or moved.",
+    checked="2026-12-02",
+)
+ACCOUNT_REGIME = Citation(
+    url="https://platform.claude.com/docs/en/build-with-claude/preserved-thinking",
+    quote="The model check applies to every account. The API enforces the prefix check by "
+    "default for accounts created on or after August 31, 2026, 00:00 UTC.",
+    checked="2026-12-02",
+)
+EARLIER_THINKING = Citation(
+    url="https://platform.claude.com/docs/en/build-with-claude/context-windows",
+    quote="The API automatically excludes thinking blocks from previous turns when you pass them "
+    "back as part of the conversation history.",
+    checked="2026-12-02",
+)
+
 CONTINUATION = Continuation(
-    decide=_continuation,
+    rules=(
+        Rule(
+            name="anthropic.preserved-thinking",
+            models=PRESERVED_MODELS,
+            regime=PRESERVED,
+            decide=keep_all(_continuation),
+            says="nothing is left out: every thinking block goes back unmodified, in place",
+            citation=PREFIX_CHECK,
+        ),
+        Rule(
+            name="anthropic.preserved-thinking-legacy-account",
+            models=PRESERVED_MODELS,
+            regime=LEGACY,
+            decide=_continuation,
+            says="an account created before 2026-08-31 (no prefix check unless a request asks "
+            "for one): earlier turns' thinking is left out outside the open tool loop",
+            citation=ACCOUNT_REGIME,
+        ),
+        Rule(
+            name="anthropic.earlier-thinking",
+            models=("*claude-*",),
+            regime=ANY,
+            decide=_continuation,
+            says="earlier turns' thinking is left out; the open tool loop's turn is kept whole",
+            citation=EARLIER_THINKING,
+        ),
+    ),
     member="content",
-    citations=(
-        Citation(
-            url="https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking",
-            quote="thinking blocks from previous assistant turns are stripped by the API and do "
-            "not count as context; during tool use the thinking blocks of the last assistant "
-            "message must be passed back complete and unmodified",
-            checked="2025-11-20",
+)
+
+
+UNSEEN = (
+    Unseen(
+        path=("content", "*", "caller"),
+        value={"type": "direct"},
+        why="a tool_use block's default caller: a block without one is called directly",
+        citation=Citation(
+            url="https://www.rubydoc.info/gems/anthropic/Anthropic/Models/Beta/BetaToolUseBlockParam",
+            quote="#caller_ ⇒ Anthropic::Models::Beta::BetaDirectCaller, ... Tool invocation "
+            "directly from the model. (the request block's constructor: caller_: nil)",
+            checked="2026-12-02",
         ),
     ),
 )
+
+
+def _split(message: Any) -> tuple[int, int]:
+    """Reasoning and other characters of an assistant message: thinking text (a thinking block
+    shown empty: its signature's bytes; ``redacted_thinking``: its data's bytes) against text and
+    tool input. Thinking is billed in full and shown summarised: an underestimate, labelled."""
+    reasoning = other = 0
+    for block in items_of(message, "content"):
+        kind = type_of(block)
+        if kind == "thinking":
+            text = block.get("thinking")
+            signature = block.get("signature")
+            if isinstance(text, str) and text:
+                reasoning += len(text)
+            elif isinstance(signature, str):
+                reasoning += len(signature) * 3 // 4
+        elif kind == "redacted_thinking":
+            data = block.get("data")
+            reasoning += len(data) * 3 // 4 if isinstance(data, str) else 0
+        elif kind == "text":
+            text = block.get("text")
+            other += len(text) if isinstance(text, str) else 0
+        elif "input" in block:
+            other += len(json.dumps(block["input"], ensure_ascii=False, default=str))
+    return reasoning, other
 
 
 def _probes(
@@ -128,9 +226,12 @@ PROFILE = Profile(
         # how much where the API sends it (newer API versions), else it is estimated.
         reasoning=ReasoningUsage.INSIDE_OUTPUT,
         input_includes_cache=False,
+        split=_split,
     ),
     continuation=CONTINUATION,
     tool_states={},
     capture=Capture(paths=("/v1/messages",)),
     probe=Probe(provider="anthropic", path="/v1/messages", bodies=_probes),
+    unseen=UNSEEN,
+    prefix_settings=("system", "tools"),
 )

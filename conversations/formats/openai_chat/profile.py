@@ -11,6 +11,7 @@ from typing import Any
 
 from ...blocks import BlockClass
 from ..profile import (
+    ANY,
     Capture,
     Citation,
     Continuation,
@@ -21,6 +22,7 @@ from ..profile import (
     Probe,
     Profile,
     ReasoningUsage,
+    Rule,
     UsageProfile,
 )
 
@@ -52,47 +54,116 @@ FINISHES = {
 }
 
 
-def _continuation(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
-    """``reasoning_content`` of assistant messages before the open tool loop is left out."""
+def _turns(values: Sequence[Any]) -> list[list[int]]:
+    """The indices of each turn: a user message and what follows it up to the next one."""
+    turns: list[list[int]] = [[]]
+    for i, v in enumerate(values):
+        if isinstance(v, dict) and v.get("role") == "user" and turns[-1]:
+            turns.append([])
+        turns[-1].append(i)
+    return turns
 
-    def genuine_user(v: Any) -> bool:
-        return isinstance(v, dict) and v.get("role") == "user"
 
-    last_user = max((i for i, v in enumerate(values) if genuine_user(v)), default=-1)
-    turn = range(last_user + 1, len(values))
-    assistants = [
-        i for i in turn if isinstance(values[i], dict) and values[i].get("role") == "assistant"
-    ]
-    open_loop = bool(assistants) and bool(values[assistants[-1]].get("tool_calls"))
-    protected = set(turn) if open_loop else set()
+def _assistant(v: Any) -> bool:
+    return isinstance(v, dict) and v.get("role") == "assistant"
+
+
+def _open_loop(values: Sequence[Any]) -> bool:
+    last = _turns(values)[-1]
+    assistants = [i for i in last if _assistant(values[i])]
+    return bool(assistants) and bool(values[assistants[-1]].get("tool_calls"))
+
+
+def _thinking_mode(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
+    """DeepSeek thinking mode: ``reasoning_content`` of every assistant message of a turn that
+    called a tool is kept in every later turn; that of a turn that called none is left out."""
+    cuts: Cuts = {}
+    protected: set[int] = set()
+    for turn in _turns(values):
+        if any(_assistant(values[i]) and values[i].get("tool_calls") for i in turn):
+            protected.update(turn)
+            continue
+        for i in turn:
+            if _assistant(values[i]) and "reasoning_content" in values[i]:
+                cuts[i] = {"reasoning_content"}
+    return _open_loop(values), protected, cuts
+
+
+def _no_earlier_reasoning(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
+    """DeepSeek-R1: no ``reasoning_content`` goes back (the API refuses a message with one)."""
     cuts: Cuts = {
         i: {"reasoning_content"}
         for i, v in enumerate(values)
-        if i not in protected
-        and isinstance(v, dict)
-        and v.get("role") == "assistant"
-        and "reasoning_content" in v
+        if _assistant(v) and "reasoning_content" in v
     }
-    return open_loop, protected, cuts
+    return _open_loop(values), set(), cuts
 
 
 CONTINUATION = Continuation(
-    decide=_continuation,
-    member="",
-    citations=(
-        Citation(
-            url="https://api-docs.deepseek.com/guides/reasoning_model",
-            quote="the CoT from previous rounds is not concatenated into the context",
-            checked="2025-11-20",
+    rules=(
+        Rule(
+            name="deepseek.r1",
+            models=("*deepseek-r1*",),
+            regime=ANY,
+            decide=_no_earlier_reasoning,
+            says="every reasoning_content is left out (R1 refuses a history that carries one)",
+            citation=Citation(
+                url="https://api-docs.deepseek.com/zh-cn/guides/reasoning_model",
+                quote="请注意\uff0c如果您在输入的 messages 序列中\uff0c"
+                "传入了reasoning_content\uff0c"
+                "API 会返回 400 错误。",  # the page's own words (full-width commas)
+                checked="2026-12-02",
+            ),
         ),
-        Citation(
-            url="https://api-docs.deepseek.com/guides/thinking_mode",
-            quote="in thinking mode with tool calls, reasoning_content must be sent back within "
-            "the tool loop",
-            checked="2025-11-20",
+        Rule(
+            name="deepseek.thinking-tool-turns",
+            models=(
+                "*deepseek-v4*",
+                "*deepseek-flash*",
+                "*deepseek-pro*",
+                "*deepseek-v3.2*",
+                "deepseek-chat",
+                "deepseek-reasoner",
+            ),
+            regime=ANY,
+            decide=_thinking_mode,
+            says="reasoning_content of a turn that called a tool goes back in every later "
+            "turn; that of a turn without a tool call is left out",
+            citation=Citation(
+                url="https://api-docs.deepseek.com/guides/thinking_mode",
+                quote="Between two user messages, if the model performed a tool call, the "
+                "intermediate assistant's reasoning_content must participate in the context "
+                "concatenation",
+                checked="2026-12-02",
+            ),
         ),
     ),
+    member="",
 )
+
+
+def _split(message: Any) -> tuple[int, int]:
+    """Reasoning and other characters of a Chat assistant message: ``reasoning_content`` /
+    ``reasoning`` and a leading ``<think>`` span, against the answer and the tool arguments (for
+    servers that do not report ``reasoning_tokens``)."""
+    if not isinstance(message, dict):
+        return 0, 0
+    reasoning = sum(len(v) for k in REASONING_KEYS if isinstance(v := message.get(k), str))
+    content = message.get("content")
+    other = 0
+    if isinstance(content, str):
+        stripped = content.lstrip()
+        if stripped.startswith(INLINE.open):
+            end = stripped.find(INLINE.close)
+            cut = len(stripped) if end < 0 else end + len(INLINE.close)
+            reasoning += cut
+            stripped = stripped[cut:]
+        other += len(stripped)
+    for call in message.get("tool_calls") or ():
+        function = call.get("function") if isinstance(call, dict) else None
+        arguments = function.get("arguments") if isinstance(function, dict) else None
+        other += len(arguments) if isinstance(arguments, str) else 0
+    return reasoning, other
 
 
 def _probes(
@@ -120,10 +191,12 @@ PROFILE = Profile(
         ),
         reasoning=ReasoningUsage.SPLIT,
         input_includes_cache=True,
+        split=_split,
     ),
     continuation=CONTINUATION,
     tool_states={},
     capture=Capture(paths=("/chat/completions",)),
     inline=INLINE,
     probe=Probe(provider="openai", path="/v1/chat/completions", bodies=_probes),
+    prefix_settings=("tools",),
 )

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from ...blocks import Block, BlockClass, Message, Params, ParsedExchange, Usage, classify
@@ -373,6 +374,8 @@ class _Stream:
         self.items: dict[int, dict[str, Any]] = {}  # by output_index
         self.item_at: dict[int, str] = {}  # the event path each item was last taken from
         self.done: set[int] = set()
+        # The done form of an item the terminal response gives in another form.
+        self.alternates: dict[int, dict[str, Any]] = {}
         self.skeleton: tuple[dict[str, Any], str] | None = None  # response.created/in_progress
         self.final: tuple[dict[str, Any], str] | None = None  # the terminal event's response
         self.failed: tuple[dict[str, Any], str] | None = None  # response.failed's response
@@ -630,8 +633,10 @@ def _finish_from_terminal(state: _Stream, body: dict[str, Any], body_at: str) ->
     id), as the SDK hands it to the backend (``response.output`` of ``response.completed``):
     OpenAI serialises an item again for that event, so its ``encrypted_content`` (reasoning,
     compaction) or ``fingerprint`` (program) differs from ``output_item.done``'s, both valid,
-    and an item that never got its ``done`` still says ``in_progress`` as announced. With no such
-    item in the terminal response, an item stays as its events built it."""
+    and an item that never got its ``done`` still says ``in_progress`` as announced. An item
+    whose done form differs keeps that form as an alternate (``Message.alternates``): a history
+    that sends either back is unmodified. With no such item in the terminal response, an item
+    stays as its events built it."""
     output = body.get("output")
     if not state.items or not isinstance(output, list):
         return
@@ -641,10 +646,13 @@ def _finish_from_terminal(state: _Stream, body: dict[str, Any], body_at: str) ->
             final.setdefault(_identity(item), (i, item))
     for k in sorted(state.items):
         found = final.get(_identity(state.items[k]))
-        if found is not None:
-            i, item = found
-            state.items[k] = item
-            state.item_at[k] = f"{body_at}.output[{i}]"
+        if found is None:
+            continue
+        i, item = found
+        if k in state.done and _joined(state.items[k]) != item:
+            state.alternates[k] = state.items[k]
+        state.items[k] = item
+        state.item_at[k] = f"{body_at}.output[{i}]"
 
 
 def _parse_stream(text: Any, params: Params, *, cancelled: bool = False) -> list[Message]:
@@ -682,6 +690,11 @@ def _parse_stream(text: Any, params: Params, *, cancelled: bool = False) -> list
         _message(item, _serialise(item, field=field, at=at), field=field, at=at)
         for item, at in zip(items, where, strict=True)
     ]
+    for n, k in enumerate(sorted(state.items) if state.items else ()):
+        done = state.alternates.get(k)
+        if done is not None:
+            alternate = _serialise(done, field=field, at=where[n])
+            output[n] = replace(output[n], alternates=(alternate,))
     _fill_params(params, body, items, output, field=field, at=body_at)
     if state.error is not None:
         params.stream_error = state.error

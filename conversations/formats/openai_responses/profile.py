@@ -8,6 +8,7 @@ from typing import Any
 
 from ...blocks import BlockClass
 from ..profile import (
+    ANY,
     WHOLE,
     Capture,
     Citation,
@@ -18,7 +19,10 @@ from ..profile import (
     Probe,
     Profile,
     ReasoningUsage,
+    Rule,
+    Unseen,
     UsageProfile,
+    keep_all,
     type_of,
 )
 
@@ -96,14 +100,39 @@ def _continuation(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
 
 
 CONTINUATION = Continuation(
-    decide=_continuation,
+    rules=(
+        Rule(
+            name="openai.responses.reasoning-with-its-item",
+            models=("*",),
+            regime=ANY,
+            # A reasoning item is never cut while the item it preceded (function_call, message)
+            # is kept; no other item is ever cut, so nothing is left out.
+            decide=keep_all(_continuation),
+            says="nothing is left out: a reasoning item goes back with the item it preceded "
+            "(function_call, message), which is always kept",
+            citation=Citation(
+                url="https://github.com/cline/cline/issues/12242",
+                quote="Item 'fc_…' of type 'function_call' was provided without its required "
+                "'reasoning' item: 'rs_…'. (the Responses API's 400 answer to gpt-5.5, "
+                "quoted in the report)",
+                checked="2026-12-02",
+            ),
+        ),
+    ),
     member="",
-    citations=(
-        Citation(
-            url="https://platform.openai.com/docs/guides/reasoning#keeping-reasoning-items-in-context",
-            quote="reasoning items are needed from the last user message on, while the model is "
-            "calling functions; reasoning items of earlier turns are not used by the model",
-            checked="2025-11-20",
+)
+
+
+UNSEEN = (
+    Unseen(
+        path=("content", "*", "annotations"),
+        value=[],
+        why="an output_text part's empty annotations list: no citation to carry",
+        citation=Citation(
+            url="https://openrouter.ai/docs/client-sdks/python/components/responseoutputtext",
+            quote="annotations | List[components.OpenAIResponsesAnnotation] | :heavy_minus_sign: "
+            "(optional in an output_text part sent back)",
+            checked="2026-12-02",
         ),
     ),
 )
@@ -142,4 +171,6 @@ PROFILE = Profile(
     tool_states=TOOL_STATES,
     capture=Capture(paths=("/responses",)),
     probe=Probe(provider="openai", path="/v1/responses", bodies=_probes),
+    unseen=UNSEEN,
+    prefix_settings=("instructions", "tools"),
 )

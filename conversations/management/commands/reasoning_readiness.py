@@ -51,7 +51,8 @@ class Command(BaseCommand):
         w(f"  largest thinking budget seen: {r.max_budget}")
         w(f"  recommended max_tokens (from the p99, not the median): {r.recommended_max_tokens}")
         if r.hidden_share is not None:
-            w(f"  hidden (reasoning) share of output: {r.hidden_share * 100:.1f} %")
+            label = f" (estimated for {r.hidden_estimated} exchanges)" if r.hidden_estimated else ""
+            w(f"  hidden (reasoning) share of output: {r.hidden_share * 100:.1f} %{label}")
         for arm in r.arms:
             price = (
                 f"${arm.price_per_conversation:.4f} per conversation"

@@ -211,21 +211,25 @@ def test_stream_accumulates_to_the_terminal_output(rec: Recorded) -> None:
     assert len(got) == len(expected)
     for i, (item, final) in enumerate(zip(got, expected, strict=True)):
         assert compact(item) == parsed.output[i].raw  # serialised once, compactly
-        if item == final:
+        # The stored item is response.completed's, the one the SDK hands the backend.
+        assert item == final
+        if done[i] == final:
+            assert parsed.output[i].alternates == ()
             continue
-        # The one known difference: encrypted reasoning is re-encrypted for every serialisation,
-        # so output_item.done and response.completed carry different blobs. done wins.
-        assert {k: v for k, v in item.items() if k != "encrypted_content"} == {
+        # Encrypted reasoning is re-encrypted for every serialisation, so output_item.done
+        # carries another blob: that form is kept as the item's alternate.
+        assert {k: v for k, v in done[i].items() if k != "encrypted_content"} == {
             k: v for k, v in final.items() if k != "encrypted_content"
         }
-        assert item["encrypted_content"] == done[i]["encrypted_content"]
+        assert [json.loads(a) for a in parsed.output[i].alternates] == [done[i]]
     assert parsed.params.response_id == terminal["response"]["id"]
     assert parsed.params.usage.output_tokens == terminal["response"]["usage"]["output_tokens"]
 
 
 def test_stream_completed_item_wins_over_done_and_added_items() -> None:
     """The stored item is the one the SDK hands the backend: ``response.completed``'s, whose
-    ``encrypted_content`` differs from both ``added``'s and ``done``'s (issue 28)."""
+    ``encrypted_content`` differs from both ``added``'s and ``done``'s (issue 28); the done form
+    is kept as its alternate."""
     (rec, *_) = load("vercel-ai__openai-reasoning-encrypted-content.1.chunks.txt")
     assert rec.stream is not None
     evs = events(rec.stream)
@@ -237,6 +241,8 @@ def test_stream_completed_item_wins_over_done_and_added_items() -> None:
     parsed = parse_recorded(rec)
     assert json.loads(parsed.output[0].raw)["encrypted_content"] == final["encrypted_content"]
     assert list(json.loads(parsed.output[0].raw)) == list(final)  # key order of completed
+    alternate = json.loads(parsed.output[0].alternates[0])
+    assert alternate["encrypted_content"] == done["encrypted_content"]
 
 
 def test_stream_with_or_without_event_lines_is_the_same() -> None:

@@ -51,7 +51,7 @@ def _profile(**changes: Any) -> Profile:
             "a finished and a truncated value",
         ),
         (
-            _profile(continuation=replace(get("openai.chat").profile.continuation, citations=())),
+            _profile(continuation=replace(get("openai.chat").profile.continuation, rules=())),
             _Live(),
             "continuation",
         ),
