@@ -14,7 +14,7 @@ from typing import Any
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
 
 from conversations.models import Conversation
 from conversations.permissions import is_compliance, require_compliance
@@ -93,3 +93,19 @@ def exposure_panel(user: Any, conversation: Conversation) -> Report | None:
         purpose=PANEL_PURPOSE,
         fmt="panel",
     )
+
+
+@login_required
+def conversation_exposure(request: HttpRequest, pk: int) -> HttpResponse:
+    """The exposure map of one conversation, asked for by opening the conversation page's panel
+    (htmx: the panel's body; without it, a page of its own). 404 for anyone but compliance staff
+    and admins, as for a conversation that does not exist."""
+    if not is_compliance(request.user):
+        raise Http404
+    conversation = get_object_or_404(Conversation, pk=pk)
+    report = exposure_panel(request.user, conversation)
+    partial = request.headers.get("HX-Request") == "true"
+    template = "console/_exposure_body.html" if partial else "console/exposure.html"
+    response = render(request, template, {"exposure": report, "conversation": conversation})
+    response["Cache-Control"] = "no-store"
+    return response

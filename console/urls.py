@@ -62,6 +62,11 @@ urlpatterns = [
     path("compliance/holds/<int:pk>/release/", compliance_views.hold_release, name="hold-release"),
     # Subject access and the exposure map (retention/access/).
     path("compliance/subject-access/", access_views.subject_access, name="subject-access"),
+    path(
+        "conversations/<int:pk>/exposure/",
+        access_views.conversation_exposure,
+        name="conversation-exposure",
+    ),
     # Sign-in (passwords, single sign-on), the People pages and SCIM: console/people/.
     path("", include("console.people.urls")),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -146,12 +146,29 @@ def test_the_exposure_map_is_for_compliance_and_admins_only(
     subject: Subject, client: Client
 ) -> None:
     first = subject.conversations[0]
+    panel = f"/conversations/{first.pk}/exposure/"
     client.force_login(subject.users["agent"])
     page = client.get(f"/conversations/{first.pk}/").content.decode()
     assert "Exposure map" not in page
+    assert client.get(panel).status_code == 404
+    assert client.get(panel, headers={"HX-Request": "true"}).status_code == 404
     assert _reports() == 0
     client.force_login(subject.users["admin"])
     page = client.get(f"/conversations/{first.pk}/").content.decode()
-    assert "Exposure map" in page and "hold" in page
+    # The panel is on the page, closed; its report is read (and audited) only when opened.
+    assert "Exposure map" in page and f'hx-get="{panel}"' in page
+    assert _reports() == 0
+    body = client.get(panel, headers={"HX-Request": "true"})
+    assert body.status_code == 200 and "no-store" in body["Cache-Control"]
+    text = body.content.decode()
+    assert "hold" in text and "<html" not in text
     row = AuditEvent.objects.get(code="subject_access.reported")
     assert row.conversation_id == first.pk and row.details["format"] == "panel"
+    # Without htmx, a page of its own; a conversation that does not exist is a 404.
+    whole = client.get(panel).content.decode()
+    assert "<html" in whole and "hold" in whole
+    assert _reports() == 2
+    assert client.get("/conversations/999999999/exposure/").status_code == 404
+    client.logout()
+    assert client.get(panel).status_code == 302
+    assert _reports() == 2

@@ -143,6 +143,10 @@ def test_no_marker_on_the_page_nor_in_the_panel(marked: Subject, client: Client)
     text = response.content.decode()
     assert "Exposure map" in text
     assert _clean(text) == []
+    panel = client.get(f"/conversations/{marked.conversations[0].pk}/exposure/")
+    text = panel.content.decode()
+    assert "Held in:" in text
+    assert _clean(text) == []
 
 
 def test_asking_for_reasoning_without_a_package_or_purpose_is_refused(marked: Subject) -> None:
