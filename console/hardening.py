@@ -17,11 +17,13 @@
 from __future__ import annotations
 
 import ipaddress
+import logging
 import time
 from collections.abc import Callable
 from typing import Any
 
 from axes.backends import AxesStandaloneBackend
+from axes.handlers.cache import AxesCacheHandler
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -29,6 +31,7 @@ from django.utils.cache import patch_cache_control
 from django.views.decorators.csrf import csrf_exempt
 
 from conversations import bounds
+from conversations.cache_errors import CACHE_ERRORS
 
 API_PREFIX = "/api/"
 
@@ -192,3 +195,35 @@ def mark_renewed(sender: Any, request: HttpRequest, user: Any, **kwargs: Any) ->
     session = getattr(request, "session", None)
     if session is not None:
         session[RENEWED] = int(time.time())
+
+
+log = logging.getLogger(__name__)
+
+
+class RedisTolerantAxesHandler(AxesCacheHandler):
+    """django-axes counting failed sign-ins in the cache, as before, except that a cache that
+    does not answer (Redis down) no longer makes every sign-in a 500: while it is down, failures
+    cannot be counted (logged, and the sign-in goes on against the database's passwords), and a
+    successful sign-in has no count to reset. The cache is an optimisation everywhere else too
+    (conversations/cache_errors.py)."""
+
+    def get_failures(self, request: Any, credentials: dict[str, Any] | None = None) -> int:
+        try:
+            return int(super().get_failures(request, credentials))
+        except CACHE_ERRORS:
+            log.warning("login throttling: the cache does not answer; failures not counted")
+            return 0
+
+    def user_login_failed(
+        self, sender: Any, credentials: dict[str, Any], request: Any = None, **kwargs: Any
+    ) -> None:
+        try:
+            super().user_login_failed(sender, credentials, request, **kwargs)
+        except CACHE_ERRORS:
+            log.warning("login throttling: the cache does not answer; a failure not counted")
+
+    def user_logged_in(self, sender: Any, request: Any, user: Any, **kwargs: Any) -> None:
+        try:
+            super().user_logged_in(sender, request, user, **kwargs)
+        except CACHE_ERRORS:
+            log.warning("login throttling: the cache does not answer; no count to reset")

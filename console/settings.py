@@ -313,7 +313,8 @@ SESSION_RENEW_SECONDS = env.int("SESSION_RENEW_SECONDS", default=5 * 60)
 # passwords for one username from one address lock that pair out for AXES_COOLOFF_MINUTES; the
 # lock-out page says the same whether the user exists or not (console/hardening.py: locked_out).
 AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
-AXES_HANDLER = "axes.handlers.cache.AxesCacheHandler"
+# The cache handler, tolerant of a cache that does not answer (console/hardening.py).
+AXES_HANDLER = "console.hardening.RedisTolerantAxesHandler"
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]

@@ -13,8 +13,8 @@ customer wrote an hour later; the turn's own time is shown with it.
   server tool run inside one model call (a web search) has no bar of its own.
 - **Idle**: the gap before a bar in which nothing of this turn ran.
 - **Tokens**: input not read from the cache, read from the cache, written to it, output, and
-  reasoning: as reported, else estimated (output minus the visible answer's length in tokens,
-  about four characters each) where the model reasoned, and marked so.
+  reasoning: as reported, else as the format's profile estimated it at ingest
+  (``Exchange.reasoning_estimated``), and marked so.
 - **Price**: per call from the admin's price table (``ModelPrice``, per million tokens; the
   snapshot's price, else the alias's; reasoning billed as output), per turn the sum; a call
   without a price says so and the turn's sum says how many it leaves out.
@@ -34,7 +34,6 @@ from ..formats import profile
 from .timeline import Timeline, ToolCall
 
 MILLION = Decimal(1_000_000)
-CHARS_PER_TOKEN = 4  # a rough rule for English text; the estimate says it is one
 
 
 @dataclass(frozen=True)
@@ -111,7 +110,14 @@ def call_price(price: Any, fmt: str, e: Any) -> tuple[Tokens, Decimal | None]:
     uncached = e.input_tokens
     if uncached is not None and cached and prof is not None and prof.usage.input_includes_cache:
         uncached = max(0, uncached - cached)
-    tokens = Tokens(uncached, cached, e.cache_write_tokens, e.output_tokens, e.reasoning_tokens)
+    tokens = Tokens(
+        uncached,
+        cached,
+        e.cache_write_tokens,
+        e.output_tokens,
+        e.reasoning_tokens,
+        bool(e.reasoning_estimated and e.reasoning_tokens is not None),
+    )
     if price is None or not tokens.known:
         return tokens, None
     total = (
@@ -121,28 +127,6 @@ def call_price(price: Any, fmt: str, e: Any) -> tuple[Tokens, Decimal | None]:
         + Decimal(e.output_tokens or 0) * price.output  # reasoning is inside the output
     )
     return tokens, total / MILLION
-
-
-def _visible(page: Any) -> tuple[dict[int, int], set[int]]:
-    """Per exchange: characters of visible answer text, and whether it reasoned."""
-    chars: dict[int, int] = {}
-    reasoned: set[int] = set()
-    for message in page.messages:
-        if not message.from_response:
-            continue
-        for block in message.page_blocks:
-            if block.block_class == "visible":
-                chars[message.exchange_id] = chars.get(message.exchange_id, 0) + len(block.text)
-            elif block.block_class == "never":
-                reasoned.add(message.exchange_id)
-    return chars, reasoned
-
-
-def _estimate(tokens: Tokens, chars: int, reasoned: bool) -> Tokens:
-    if tokens.reasoning_tokens is not None or not reasoned or tokens.output is None:
-        return tokens
-    guess = max(0, tokens.output - (chars + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN)
-    return Tokens(tokens.input, tokens.cached, tokens.cache_write, tokens.output, guess, True)
 
 
 def _ms(a: datetime, b: datetime) -> int:
@@ -170,7 +154,6 @@ def build_waterfall(page: Any, timeline: Timeline, prices: Mapping[str, Any]) ->
     groups = _groups(timeline)
     if not groups:
         groups = [(0, TurnCost(1, "", None))]
-    chars, reasoned = _visible(page)
     anchors = {t.exchange.ordinal: t.key for t in timeline.turns if t.exchange is not None}
     starts: dict[TurnCost, datetime] = {}
     ends: dict[int, datetime] = {}  # exchange ordinal -> when its answer ended
@@ -181,7 +164,6 @@ def build_waterfall(page: Any, timeline: Timeline, prices: Mapping[str, Any]) ->
         model = e.response_model or e.requested_model
         price = prices.get(model) or prices.get(e.requested_model)
         tokens, cost = call_price(price, e.format, e)
-        tokens = _estimate(tokens, chars.get(e.pk, 0), e.pk in reasoned)
         bar = Bar(
             "model",
             f"Model call {e.ordinal}",

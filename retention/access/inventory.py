@@ -23,6 +23,7 @@ from django.db.models import CharField, QuerySet
 from django.db.models.functions import Cast
 from guardian.models import GroupObjectPermission, UserObjectPermission
 
+from conversations.cache_errors import CACHE_ERRORS
 from conversations.live import state as live_state
 from conversations.models import Block, Conversation, Message
 from conversations.projection.classes import CLASSES
@@ -193,16 +194,22 @@ def stores_of(
             {"visible_text": int(indexed_text), "tool_fields": int(indexed_fields)},
         )
     )
-    redis = _redis(ids)
+    try:
+        redis: dict[str, int] | None = _redis(ids)
+    except CACHE_ERRORS:  # Redis down: the report still answers, and says what it could not count
+        redis = None
     out.append(
         Store(
             "redis",
             "Live streams (redacted visible events, encrypted held text)",
             "Redis",
-            redis["event_logs"] + redis["open_exchanges"],
+            redis["event_logs"] + redis["open_exchanges"] if redis is not None else 0,
             {},
-            redis,
-            "expires on its own; the erase path removes it at once",
+            redis or {},
+            "expires on its own; the erase path removes it at once"
+            if redis is not None
+            else "not counted: Redis did not answer; what it holds expires on its own and the "
+            "erase path removes it at once",
         )
     )
     exchanges = int(counts.get("conversations.exchange", 0))

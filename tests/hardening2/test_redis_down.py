@@ -59,6 +59,18 @@ def test_ingest_and_pages_answer_with_redis_stopped(
         assert Exchange.objects.filter(conversation__external_id=name).count() == 1
     pk = Conversation.objects.get(external_id="redis-down-1").pk
     _pages(client, world, pk)
+    # Signing in still works (the login throttle's counts live in the cache).
+    client.logout()
+    signin = client.post("/login/", {"username": "admin", "password": "wrong"})
+    assert signin.status_code in (200, 302)
+    client.force_login(world.users["admin"])
+    # The exposure map and the subject-access report answer, saying what they could not count.
+    assert client.get(f"/conversations/{pk}/exposure/").status_code == 200
+    report = client.post(
+        "/compliance/subject-access/",
+        {"customer": "cus-redis-down-1", "purpose": "redis down", "format": "json"},
+    )
+    assert report.status_code == 200 and b"Redis did not answer" in report.content
     chunk = {
         "conversation": "redis-down-1",
         "customer": "cus-redis-down-1",

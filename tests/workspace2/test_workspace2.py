@@ -74,11 +74,11 @@ def test_timing_and_cost_match_the_stored_exchanges(world: Any) -> None:
     assert tool.start_ms == first.latency_ms
     gap = second.started_at - (first.started_at + timedelta(milliseconds=first.latency_ms))
     assert tool.duration_ms == int(gap.total_seconds() * 1000)
-    # The first call reasoned without reporting it: estimated, and marked so.
+    # The first call reasoned without reporting it: the profile's estimate at ingest, marked so.
     estimated = by_label["Model call 1"].tokens
     assert estimated is not None and estimated.reasoning_estimated
-    assert first.reasoning_tokens is None
-    assert estimated.reasoning_tokens == first.output_tokens  # no visible text: all of it
+    assert first.reasoning_estimated and first.reasoning_tokens
+    assert estimated.reasoning_tokens == first.reasoning_tokens
     assert by_label["Model call 2"].tokens.reasoning_estimated is False  # type: ignore[union-attr]
 
 

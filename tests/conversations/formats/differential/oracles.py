@@ -27,6 +27,7 @@ import json
 import os
 import shutil
 import subprocess
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -153,20 +154,24 @@ def openai_responses(text: str, cuts: Sequence[int] = ()) -> Outcome:
     state: ResponseStreamState[Any] = ResponseStreamState(input_tools=omit, text_format=omit)
     started = False
     try:
-        for sse in OpenAISSEDecoder().iter_bytes(byte_reads(text, cuts)):
-            if sse.data.startswith("[DONE]"):
-                break
-            data = sse.json()
-            if isinstance(data, dict) and data.get("error"):
-                break  # the SDK raises APIError here
-            event = construct_type(type_=ResponseStreamEvent, value=data)  # type: ignore[arg-type]
-            for fired in state.handle_event(event):
-                kind = getattr(fired, "type", None)
-                if kind in ("response.completed", "response.incomplete", "response.failed"):
-                    return Outcome(messages=[_plain(item) for item in fired.response.output])
-            started = True
-            if getattr(event, "type", None) == "error":
-                break
+        # A warning is not a failure: pydantic warns while the SDK serialises a tool of a type it
+        # does not know (xAI's x_search), and the SDK goes on; under -W error it would raise.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            for sse in OpenAISSEDecoder().iter_bytes(byte_reads(text, cuts)):
+                if sse.data.startswith("[DONE]"):
+                    break
+                data = sse.json()
+                if isinstance(data, dict) and data.get("error"):
+                    break  # the SDK raises APIError here
+                event = construct_type(type_=ResponseStreamEvent, value=data)  # type: ignore[arg-type]
+                for fired in state.handle_event(event):
+                    kind = getattr(fired, "type", None)
+                    if kind in ("response.completed", "response.incomplete", "response.failed"):
+                        return Outcome(messages=[_plain(item) for item in fired.response.output])
+                started = True
+                if getattr(event, "type", None) == "error":
+                    break
     except Exception as exc:
         return Outcome(error=f"{type(exc).__name__}: {exc}")
     if not started:
