@@ -144,7 +144,7 @@ def test_a_live_stream_reaches_the_live_view(
     calls = []
     for sdk, model in (("ai-anthropic", "live-ai"), ("anthropic", "live-official")):
         provider.route(model, served.reply(chunk=61, chunk_delay=0.005))
-        for _ in range(2):
+        for n in range(2):
             calls.append(
                 {
                     "sdk": sdk,
@@ -152,6 +152,10 @@ def test_a_live_stream_reaches_the_live_view(
                     "customer": "cus-live",
                     "model": model,
                     "stream": True,
+                    # The second waits for the first exchange to be stored: until then the
+                    # console keeps no live chunk of a conversation it does not know (a race
+                    # the first exchange's post could lose, as it once did in CI).
+                    "settle": n == 1,
                 }
             )
     out = drive(

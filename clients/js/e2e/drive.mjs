@@ -3,7 +3,7 @@
 // Reads a plan as JSON on stdin, prints one JSON line:
 //   {"answers": [{answer} or {error}...], "counters": {...}, "flushed": bool, "history": {conversation: base64}}
 //
-// plan: {provider, console, token, spoolDir, live, flush, calls: [{sdk, conversation, customer,
+// plan: {provider, console, token, spoolDir, live, flush, calls: [{sdk, conversation, customer, settle,
 // model, stream}], history: [conversation...]}; sdk is one of ai-anthropic, ai-openai,
 // ai-openai-chat, anthropic, openai-responses, openai-chat.
 
@@ -81,6 +81,9 @@ async function call({ sdk, model, stream, question }) {
 const answers = [];
 for (const c of plan.calls) {
   try {
+    // settle: what is queued is delivered first (a conversation the console has stored, as a
+    // live view needs: chunks of a conversation it has not stored yet are not kept).
+    if (c.settle) await flush(30);
     const answer = await withConversation(
       { id: c.conversation, customer: c.customer, labels: c.labels },
       () => call({ ...c, question: `Where is my parcel? (${c.model})` }),
