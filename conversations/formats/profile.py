@@ -255,6 +255,14 @@ class Profile:
     # The request members that come before the history in the model's prompt (system, tools):
     # a change of one is a change the model sees (``monitoring/rewrites.py``, kind ``settings``).
     prefix_settings: tuple[str, ...] = ()
+    # The audit block types that answer a call rather than make one (Anthropic's
+    # ``web_search_tool_result``, Responses' ``function_call_output``), in fnmatch patterns like
+    # ``block_types``: the live view fills the call they answer instead of listing a new one.
+    result_types: frozenset[str] = frozenset()
+
+    def is_result(self, block_type: str) -> bool:
+        """Whether ``block_type`` is a result of a tool call (``result_types``)."""
+        return any(fnmatch.fnmatchcase(block_type, p) for p in self.result_types)
 
     def finish(self, raw: str) -> Finish:
         """The kind of a raw stop value; OTHER for one this profile does not list."""

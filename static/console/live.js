@@ -13,7 +13,6 @@ import { thinkingLabel } from "./stream-filter.js";
 
 const section = document.getElementById("live");
 // Block types that carry a tool's result rather than a call (every format's names end so).
-const RESULT = /(_result|_output)$/;
 const WORDS = { ok: "returned a result", error: "failed", denied: "denied" };
 if (section && window.EventSource) start(section);
 
@@ -127,9 +126,9 @@ function start(section) {
       }
       case "tool": {
         let li = tools.querySelector(`[data-block="${CSS.escape(e.block)}"]`);
-        if (e.state === "started" && !li && RESULT.test(e.name || "")) {
-          // A result's own block (Anthropic tool_result, mcp_tool_result...): it answers the
-          // oldest call still running; its status comes with its end.
+        if (e.state === "started" && !li && e.result) {
+          // A result's own block (the format profile's result_types, marked by the server's
+          // filter): it answers the oldest call still running; its status comes with its end.
           const open = tools.querySelector('li[data-state="running"]:not([data-answered])');
           if (open) {
             open.dataset.answered = "1";

@@ -152,3 +152,65 @@ def test_a_spliced_generation_resets_what_was_shown() -> None:
     s = next(s for s in STREAMS if "spliced" in s.name)
     events = run(s.format, [s.stream])
     assert any(e["type"] == "reset" for e in events)
+
+
+@pytest.mark.parametrize(
+    ("fmt", "event", "result"),
+    [
+        (
+            "anthropic.messages",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {
+                    "type": "server_tool_use",
+                    "id": "srvtoolu_1",
+                    "name": "web_search",
+                    "input": {},
+                },
+            },
+            False,
+        ),
+        (
+            "anthropic.messages",
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {
+                    "type": "web_search_tool_result",
+                    "tool_use_id": "srvtoolu_1",
+                    "content": [],
+                },
+            },
+            True,
+        ),
+    ],
+)
+def test_a_result_block_is_marked_by_its_profile(
+    fmt: str, event: dict[str, Any], result: bool
+) -> None:
+    """The live view fills the call a result answers: which blocks are results is the format
+    profile's ``result_types``, read by the filter, not guessed from names in the browser."""
+    from conversations.formats.registry import profile
+
+    prof = profile(fmt)
+    assert prof is not None
+    block_type = event["content_block"]["type"]
+    assert prof.is_result(block_type) is result
+    f = filter_for(fmt)
+    events = f.feed(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n", now=0)
+    started = [e for e in events if e["type"] == "tool" and e["state"] == "started"]
+    assert len(started) == 1
+    assert started[0].get("result", False) is result
+
+
+def test_every_result_type_is_an_audit_type() -> None:
+    from conversations.blocks import BlockClass, classify
+    from conversations.formats.registry import names, profile
+
+    for name in names():
+        prof = profile(name)
+        assert prof is not None
+        for pattern in prof.result_types:
+            example = pattern.replace("*", "web_search")
+            assert classify(prof.format, example) is BlockClass.AUDIT, (prof.format, pattern)

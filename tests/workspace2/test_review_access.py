@@ -93,3 +93,27 @@ def test_a_conversation_one_may_not_see_is_404(client: Any, world: Any) -> None:
     r = client.post(f"/conversations/{world.shipping.pk}/review/ask/", ASK)
     assert r.status_code == 404
     assert not ReviewAccessRequest.objects.exists()
+
+
+def test_anonymous_and_the_wrong_roles_get_nothing(client: Any, world: Any) -> None:
+    pk = world.billing.pk
+    assert client.post(f"/conversations/{pk}/review/ask/", ASK).status_code == 302  # to login
+    assert client.get("/review-requests/").status_code == 302
+    assert not ReviewAccessRequest.objects.exists()
+    client.force_login(world.users["reviewer"])
+    client.post(f"/conversations/{pk}/review/ask/", ASK)
+    row = ReviewAccessRequest.objects.get()
+    client.logout()
+    assert (
+        client.post(f"/review-requests/{row.pk}/decide/", {"decision": "approve"}).status_code
+        == 302
+    )
+    for role in ("agent", "reviewer", "compliance"):  # none of them approves review grants
+        client.force_login(world.users[role])
+        decide = client.post(f"/review-requests/{row.pk}/decide/", {"decision": "approve"})
+        assert decide.status_code == 404, role
+    client.force_login(world.users["admin"])
+    missing = client.post("/review-requests/999999999/decide/", {"decision": "approve"})
+    assert missing.status_code == 404
+    row.refresh_from_db()
+    assert row.status == "pending" and not ReviewGrant.objects.exists()

@@ -144,6 +144,10 @@ def client_as(client: Any, world: Any, role: str) -> Any:
 def test_live_markdown_is_rendered_by_the_pages_sanitiser(client: Any, world: Any) -> None:
     url = "/live/markdown"
     assert client.post(url, {"text": "**x**"}).status_code == 302  # to the login page
+    from tests.factories import UserFactory
+
+    client.force_login(UserFactory(username="no-role"))  # reads no conversation: no such page
+    assert client.post(url, {"text": "**x**"}).status_code == 404
     client.force_login(world.users["agent"])
     r = client.post(url, {"text": "**bold** <script>alert(1)</script> [a](javascript:alert(1))"})
     assert r.status_code == 200

@@ -215,6 +215,7 @@ def _probes(
 
 PROFILE = Profile(
     format=FORMAT,
+    result_types=frozenset({"tool_result", "*_tool_result", "mcp_tool_result"}),
     label="Anthropic Messages",
     block_types=BLOCK_TYPES,
     finishes=FINISHES,

@@ -182,6 +182,7 @@ def _probes(
 
 PROFILE = Profile(
     format=FORMAT,
+    result_types=frozenset({"tool"}),
     label="Chat Completions",
     block_types=BLOCK_TYPES,
     finishes=FINISHES,

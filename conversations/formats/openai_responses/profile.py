@@ -157,6 +157,7 @@ def _probes(
 
 PROFILE = Profile(
     format=FORMAT,
+    result_types=frozenset({"function_call_output", "*_call_output"}),
     label="OpenAI Responses",
     block_types=BLOCK_TYPES,
     finishes=FINISHES,

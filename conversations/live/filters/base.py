@@ -20,7 +20,8 @@ Events (plain dicts, JSON):
 - ``{"type": "thinking", "state": "started" | "progress" | "stopped", "block": key,
   "seconds": s, "tokens": n}``: the model deliberates; only its duration and a token estimate
   (characters / 4) leave, never a character of it;
-- ``{"type": "tool", "state": "started", "block": key, "name": ...}`` and
+- ``{"type": "tool", "state": "started", "block": key, "name": ...}`` (with ``"result": true``
+  when the block answers a call: the profile's ``result_types``) and
   ``{"type": "tool", "state": "result", "block": key, "status": "ok" | "error" | "denied"}``;
 - ``{"type": "reset"}``: the provider spliced a new generation in (a second ``message_start``):
   what was shown of this exchange is void;
@@ -48,6 +49,7 @@ from ...blocks import BlockClass, classify
 from ...formats.base import FormatError, loads
 from ...formats.live import InlineSplit, LiveFilter
 from ...formats.profile import Inline
+from ...formats.registry import profile
 from ...formats.sse import iter_events
 from .. import holdback
 
@@ -173,7 +175,12 @@ class Filter:
                 self._emit(type="thinking", state="started", block=key, seconds=0.0, tokens=0)
         elif cls is BlockClass.AUDIT:
             blocks[key]["name"] = name
-            self._emit(type="tool", state="started", block=key, name=name or btype)
+            prof = profile(self.format)
+            if prof is not None and prof.is_result(btype):
+                # A result's own block: the call it answers is already listed.
+                self._emit(type="tool", state="started", block=key, name=name or btype, result=True)
+            else:
+                self._emit(type="tool", state="started", block=key, name=name or btype)
 
     def cls(self, key: str) -> BlockClass | None:
         block = self.public["blocks"].get(key)
