@@ -92,8 +92,11 @@ def test_a_worker_killed_mid_erasure_is_resumed_by_the_next_tick(
         lambda: DeletionRequest.objects.get(pk=request.pk).status == "completed",
         clock,
     )
-    # The survivor's first tick did it (one clock interval after it started, not 600 s).
-    first = re.search(r"retention_tick\[[0-9a-f-]+\] succeeded in [\d.]+s: (.*)", survivor.text())
+    # The survivor's first tick did it (one clock interval after it started, not 600 s). The
+    # worker logs the tick's result after its transaction commits: wait for the line.
+    done = r"retention_tick\[[0-9a-f-]+\] succeeded in [\d.]+s: (.*)"
+    wait_for("the tick's log line", lambda: re.search(done, survivor.text()) is not None, clock)
+    first = re.search(done, survivor.text())
     assert first is not None, survivor.text()
     assert "'requests': 1" in first.group(1), first.group(1)
     request.refresh_from_db()
