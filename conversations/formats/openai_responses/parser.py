@@ -208,6 +208,7 @@ def _parse_request(text: Any) -> tuple[list[Message], Params, bool]:
         # "detailed") is the closest thing this API has to a thinking type.
         params.thinking = _opt(reasoning, "summary", str, field=field, at="$.reasoning")
     previous = _opt(body, "previous_response_id", str, field=field, at="$")
+    params.previous_response_id = previous
     _opt(body, "include", list, field=field, at="$")
 
     source = _req(body, "input", (str, list), field=field, at="$")
