@@ -148,6 +148,20 @@ class Tree:
         continued = {n.parent for n in self.nodes.values() if not n.branch}
         return sorted((o for o in self.nodes if o not in continued), reverse=True)
 
+    def parting(self, shown: int, other: int) -> tuple[str, int | None]:
+        """How the path of ``other`` parts from that of ``shown``: the kind and position of the
+        branch between them (the one the path shown took, else the one the other took), or ""
+        where neither recorded one (a path continued from an earlier response)."""
+        mine, theirs = self.chain(shown), set(self.chain(other))
+        for o in mine:
+            node = self.nodes[o]
+            if node.branch and node.parent in theirs and o not in theirs:
+                return node.branch, node.at
+        off = next((o for o in self.chain(other) if o not in set(mine)), None)
+        if off is not None and self.nodes[off].branch:
+            return self.nodes[off].branch, self.nodes[off].at
+        return "", None
+
     def branch_points(self, shown: int) -> list[BranchPoint]:
         """Where the path of exchange ``shown`` and the other branches part, in path order: the
         branches it took (with the latest exchange of the branch it left) and the branches that
@@ -161,9 +175,7 @@ class Tree:
             node = self.nodes[o]
             if not node.branch or node.parent is None or node.at is None:
                 continue
-            other = next(
-                (t for t, c in chains.items() if node.parent in c and o not in c), None
-            )
+            other = next((t for t, c in chains.items() if node.parent in c and o not in c), None)
             if other is not None:
                 points.setdefault((o, True), BranchPoint(node.at, node.branch, other, left=True))
         for t, c in chains.items():  # latest tip first: the first seen per branch is its latest

@@ -208,9 +208,7 @@ class Exchange(models.Model):
         null=True, blank=True, help_text="the ordinal of the exchange whose path this one follows"
     )
     path_kept = models.PositiveIntegerField(default=0, db_default=0)
-    path_added = ArrayField(
-        models.PositiveIntegerField(), default=list, blank=True, db_default=[]
-    )
+    path_added = ArrayField(models.PositiveIntegerField(), default=list, blank=True, db_default=[])
     branch = models.CharField(max_length=20, blank=True, default="", db_default="")
     branched_at = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

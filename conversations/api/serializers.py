@@ -69,7 +69,7 @@ class ExchangeOutputSerializer(serializers.Serializer):
         allow_null=True, help_text="the first differing position of the history, or null"
     )
     branch = serializers.CharField(
-        help_text="the branch this exchange started, or \"\": `regenerated` (the same history "
+        help_text='the branch this exchange started, or "": `regenerated` (the same history '
         "without its answer), `edited` (the customer's message replaced), `restarted` "
         "(another message the model did not write); not a rewrite"
     )

@@ -268,7 +268,9 @@ def _reference(
     return best
 
 
-def exchange_plan(fmt: str, parsed: ParsedExchange, conversation: ConversationState) -> ExchangePlan:
+def exchange_plan(
+    fmt: str, parsed: ParsedExchange, conversation: ConversationState
+) -> ExchangePlan:
     """Which messages are new, which path the exchange takes, and how it relates to the path
     it continues (the previous request's on the same branch).
 

@@ -30,9 +30,9 @@ from django.db.backends.utils import CursorWrapper
 from django.db.models import F
 from django.utils import timezone
 
+from ..branches import Node
 from ..models import Block, Conversation, Exchange, Message, Queue, UnknownBlockType
 from .body import ExchangeInput, queue_of
-from ..branches import Node
 from .history import ConversationState, ExchangeMeta, Hashes, Planned
 from .project import Projected, exchange_fields, message_role
 
@@ -201,9 +201,7 @@ def lock_conversations(
             fmt,
         ) in cur.fetchall():
             hashes = Hashes(raw_hash, canonical, tuple(alts or ()), prompt or "")
-            existing[conversation_id].stored(
-                sequence, message_id, hashes, role, from_response, fmt
-            )
+            existing[conversation_id].stored(sequence, message_id, hashes, role, from_response, fmt)
         cur.execute(_EXCHANGES, [list(existing)])
         for (
             conversation_id,

@@ -62,7 +62,9 @@ def _shown(tree: Tree, ids: dict[int, int], exchange: int | None) -> int | None:
     return ordinal
 
 
-def conversation_message_raws(conversation: Conversation, *, exchange: int | None = None) -> list[str]:
+def conversation_message_raws(
+    conversation: Conversation, *, exchange: int | None = None
+) -> list[str]:
     """The raw texts of a path's messages, decrypted, in path order: what replay returns. The
     latest exchange's path (its history and answer), or exchange ``exchange``'s (an id of this
     conversation's; ``NoSuchExchange`` otherwise)."""
@@ -79,7 +81,9 @@ def conversation_message_raws(conversation: Conversation, *, exchange: int | Non
     if not sealed:
         return []
     key = data_key_for(conversation.pk)
-    return [decrypt_message(key, conversation.pk, seq, sealed[seq]) for seq in path if seq in sealed]
+    return [
+        decrypt_message(key, conversation.pk, seq, sealed[seq]) for seq in path if seq in sealed
+    ]
 
 
 def conversation_stored_raws(conversation: Conversation) -> list[str]:
@@ -132,14 +136,15 @@ def conversation_rows(*, limit: int) -> QuerySet[Conversation]:
 @dataclass(frozen=True)
 class BranchLink:
     """Where the path shown and another branch part (``branches.BranchPoint``), for the page:
-    the words ("regenerated at message 7"), the turn it happened at (``m<sequence>``, "" when
-    the path shown ends before it) and the id of the other branch's latest exchange."""
+    the words ("regenerated at message 7"), the message it happened at and the id of the other
+    branch's latest exchange."""
 
     at: int
     words: str
-    anchor: str
+    sequence: int | None  # the message at ``at`` on the path shown (None: the path ends before)
     other: int
     left: bool  # the path shown is the branch: it left the other one here
+    anchor: str = ""  # its turn's key on the page (set by the read service from the timeline)
 
 
 @dataclass(frozen=True)
@@ -185,8 +190,8 @@ def _path_shown(
         return PathShown(None, None, True, None, 0, [])
     links = []
     for point in tree.branch_points(ordinal):
-        anchor = f"m{path[point.at]}" if point.at < len(path) else ""
-        links.append(BranchLink(point.at, point.words, anchor, ids[point.other], point.left))
+        sequence = path[point.at] if point.at < len(path) else None
+        links.append(BranchLink(point.at, point.words, sequence, ids[point.other], point.left))
     return PathShown(
         ids[ordinal],
         ordinal,
@@ -195,6 +200,15 @@ def _path_shown(
         len(tree.tips()),
         links,
     )
+
+
+def _holding(tree: Tree, sequence: int) -> int | None:
+    """The latest exchange whose path goes through message ``sequence`` (the latest when none
+    does)."""
+    for ordinal in sorted(tree.nodes, reverse=True):
+        if sequence in tree.path(ordinal):
+            return ordinal
+    return tree.latest
 
 
 def _up_to(tree: Tree, sequence: int) -> int | None:
@@ -212,12 +226,14 @@ def conversation_page(
     can_see_restricted: bool,
     exchange: int | None = None,
     up_to: int | None = None,
+    holding: int | None = None,
     every_branch: bool = False,
 ) -> ConversationPage:
     """A conversation with the exchanges, messages, blocks and events of one path, in a fixed
     number of queries: the latest path (the one the customer saw last), exchange ``exchange``'s
     (an id; ``NoSuchExchange`` when the conversation has none such), or the latest that was
-    whole when message ``up_to`` was the last (a share link's boundary). ``every_branch``: the
+    whole when message ``up_to`` was the last (a share link's boundary), or the latest that goes
+    through message ``holding`` (a tool call's page). ``every_branch``: the
     other branches too, each as a page of its own (``others``), for what covers every branch.
 
     Each message gets ``page_blocks`` (its blocks in order) and its exchange (from the
@@ -240,7 +256,12 @@ def conversation_page(
         for e in exchanges
     )  # fmt: skip
     ids = {e.ordinal: e.pk for e in exchanges}
-    ordinal = _up_to(tree, up_to) if up_to is not None else _shown(tree, ids, exchange)
+    if up_to is not None:
+        ordinal = _up_to(tree, up_to)
+    elif holding is not None:
+        ordinal = _holding(tree, holding)
+    else:
+        ordinal = _shown(tree, ids, exchange)
     path = tree.path(ordinal) if ordinal is not None else ()
     other_tips = [t for t in tree.tips() if t != ordinal] if every_branch else []
     wanted = set(path).union(*(tree.path(t) for t in other_tips))
@@ -277,14 +298,11 @@ def conversation_page(
         return chain, [rows[s] for s in seqs if s in rows]
 
     chain, messages = page_of(ordinal, path)
-    on_chain = {e.ordinal for e in chain}
     others = []
     for tip in other_tips:
         tip_path = tree.path(tip)
         at = common_prefix(path, tip_path)
-        # The branch's first exchange off the path shown says what kind of branch it is.
-        node = next((tree.nodes[o] for o in tree.chain(tip) if o not in on_chain), None)
-        words = branch_words(node.branch, node.at) if node is not None else ""
+        words = branch_words(*tree.parting(ordinal, tip)) if ordinal is not None else ""
         tip_chain, tip_messages = page_of(tip, tip_path)
         others.append(
             OtherBranch(at, words, ConversationPage(conversation, tip_chain, tip_messages, []))

@@ -14,7 +14,7 @@ from django.core.management import CommandError, call_command
 from conversations.demo import demo_bodies
 from conversations.models import Block, Conversation, Exchange, Message, ServiceToken
 from conversations.replay import envelope
-from conversations.selectors import conversation_message_raws, conversation_stored_raws
+from conversations.selectors import conversation_stored_raws
 from conversations.services import token_hash
 from tests.conftest import raw_of
 from tests.conversations.requests import body_for

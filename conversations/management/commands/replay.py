@@ -34,6 +34,8 @@ class Command(BaseCommand):
         try:
             raws = conversation_message_raws(row, exchange=exchange)
         except NoSuchExchange:
-            raise CommandError(f"conversation {conversation!r} has no exchange {exchange}") from None
+            raise CommandError(
+                f"conversation {conversation!r} has no exchange {exchange}"
+            ) from None
         # The envelope's bytes are UTF-8; written as text they come out byte for byte.
         self.stdout.write(envelope(raws).decode("utf-8"))
