@@ -261,7 +261,8 @@ class Message(models.Model):
         default=list,
         blank=True,
         help_text="canonical hashes of the provider's other byte forms of this message (a "
-        "Responses item's output_item.done form): a resend of one is unmodified",
+        "Responses item's output_item.done form), then their prompt hashes: a resend of one is "
+        "unmodified",
     )
     prompt_sha256 = models.CharField(
         max_length=64,

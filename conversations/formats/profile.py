@@ -181,41 +181,62 @@ def keep_all(decide: Decide) -> Decide:
     return kept
 
 
+class _AnyValue:
+    """The value of an ``Unseen`` member that is unseen whatever it holds (an identifier)."""
+
+    def __repr__(self) -> str:
+        return "any value"
+
+
+ANY_VALUE: Any = _AnyValue()
+
+
 @dataclass(frozen=True, slots=True)
 class Unseen:
     """A member of a message the provider never puts in the model's prompt: a history that
-    drops it (or sends it with another serialisation) is a change the model does not see, so it
-    is recorded, but raises no banner and no alert (DESIGN section 14). ``path`` addresses it
-    from the message object (``"*"``: every element of an array); it counts as unseen only with
-    the value ``value`` (an empty list, the default caller)."""
+    drops it, adds it, or sends it with another serialisation makes a change the model does not
+    see, recorded, with no banner and no alert (DESIGN sections 14 and 20). ``path`` addresses
+    it from the message object (``"*"``: every element of an array); it counts as unseen only
+    with the value ``value`` (null, an empty list, the provider's default), or whatever it holds
+    with ``ANY_VALUE`` (a member that only identifies or indexes). ``beside``: only in an object
+    that also holds this member, not empty (a tools-only message's ``content``); ``of_type``:
+    only in an object of this ``type`` (a reasoning item's ``content``). ``why`` says it in
+    words; ``citation`` is the documentation or official-SDK behaviour it rests on
+    (docs/formats.md lists them all)."""
 
     path: tuple[str, ...]
     value: Any
     why: str
     citation: Citation
+    beside: str = ""
+    of_type: str = ""
 
 
 def prompt_form(unseen: Sequence[Unseen], value: Any) -> Any:
     """``value`` (a message object) without the members ``unseen`` names, where they have the
     value named: what two messages must share for the model to see the same thing."""
     for rule in unseen:
-        value = _without(value, rule.path, rule.value)
+        value = _without(value, rule.path, rule)
     return value
 
 
-def _without(value: Any, path: tuple[str, ...], expected: Any) -> Any:
+def _without(value: Any, path: tuple[str, ...], rule: Unseen) -> Any:
     head, rest = path[0], path[1:]
     if head == "*":
         if not isinstance(value, list):
             return value
-        return [_without(v, rest, expected) for v in value]
+        return [_without(v, rest, rule) for v in value]
     if not isinstance(value, dict) or head not in value:
         return value
     if not rest:
-        if value[head] != expected:
+        if rule.value is not ANY_VALUE and value[head] != rule.value:
+            return value
+        if rule.beside and not value.get(rule.beside):
+            return value
+        if rule.of_type and value.get("type") != rule.of_type:
             return value
         return {k: v for k, v in value.items() if k != head}
-    return {**value, head: _without(value[head], rest, expected)}
+    return {**value, head: _without(value[head], rest, rule)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +313,11 @@ class Profile:
             for r in self.continuation.rules
         ):
             out.append("continuation (a citation for every rule)")
+        if any(
+            not (u.why and u.citation.url and u.citation.quote and u.citation.checked)
+            for u in self.unseen
+        ):
+            out.append("unseen (words and a citation for every member)")
         if self.inline is not None:
             never = self.block_types.get(BlockClass.NEVER, frozenset())
             visible = self.block_types.get(BlockClass.VISIBLE, frozenset())

@@ -30,10 +30,10 @@ Item = tuple[int, ExchangeInput, ParsedExchange]
 
 
 class Hashes(NamedTuple):
-    """What a stored message is matched by: its raw and canonical hashes, the canonical hashes
-    of the other byte forms the provider sent for it (``Message.alternates``: a history sending
-    one back is unmodified), and the hash of what the model sees of it (``prompt_sha256``: ""
-    for a message stored before it was kept)."""
+    """What a stored message is matched by: its raw and canonical hashes, the canonical and
+    prompt hashes of the other byte forms the provider sent for it (``Message.alternates``: a
+    history sending one back is unmodified), and the hash of what the model sees of it
+    (``prompt_sha256``: "" for a message stored before it was kept)."""
 
     raw: str
     canonical: str
@@ -211,8 +211,9 @@ class _Matcher:
             return self.RESERIALISED
         if canonical in stored.alternates:
             return self.SAME  # the provider's other byte form of this very message
-        if stored.prompt and self._hash("prompt", i) == stored.prompt:
-            return self.UNSEEN
+        prompt = self._hash("prompt", i)
+        if (stored.prompt and prompt == stored.prompt) or prompt in stored.alternates:
+            return self.UNSEEN  # (the other byte form, less what the model never sees)
         return 0
 
     def prefix(self, path: Sequence[int], continued: int | None) -> tuple[int, set[int]]:
@@ -304,7 +305,11 @@ def exchange_plan(
             raw_sha256(m.raw),
             canonical_sha256(m.raw, fmt),
             from_response,
-            alternate_sha256=tuple(canonical_sha256(a, fmt) for a in m.alternates),
+            # The other byte forms' canonical hashes, then their prompt hashes.
+            alternate_sha256=(
+                *(canonical_sha256(a, fmt) for a in m.alternates),
+                *(prompt_sha256(a, fmt) for a in m.alternates),
+            ),
             prompt_sha256=prompt_sha256(m.raw, fmt),
             format=fmt,
         )

@@ -71,5 +71,18 @@ class Migration(migrations.Migration):
                 null=True,
             ),
         ),
+        migrations.AlterField(
+            model_name="message",
+            name="alternate_sha256",
+            field=django.contrib.postgres.fields.ArrayField(
+                base_field=models.CharField(max_length=64),
+                blank=True,
+                default=list,
+                help_text="canonical hashes of the provider's other byte forms of this message "
+                "(a Responses item's output_item.done form), then their prompt hashes: a resend "
+                "of one is unmodified",
+                size=None,
+            ),
+        ),
         migrations.RunSQL(FILL, migrations.RunSQL.noop),
     ]

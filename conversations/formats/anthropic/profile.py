@@ -158,6 +158,29 @@ CONTINUATION = Continuation(
 
 UNSEEN = (
     Unseen(
+        path=("content", "*", "citations"),
+        value=None,
+        why="a text block's citations: null (nothing cited)",
+        citation=Citation(
+            url="https://www.rubydoc.info/gems/anthropic/Anthropic/Models/TextBlockParam",
+            quote="#initialize(text:, cache_control: nil, citations: nil, type: :text) (the "
+            "official SDK's request text block: citations default to nil, which is not sent)",
+            checked="2026-12-04",
+        ),
+    ),
+    Unseen(
+        path=("content", "*", "content", "*", "page_age"),
+        value=None,
+        why="a web search result's page_age: null (the age is not known)",
+        citation=Citation(
+            url="https://www.rubydoc.info/gems/anthropic/Anthropic/Models/"
+            "WebSearchResultBlockParam",
+            quote="#initialize(encrypted_content:, title:, url:, page_age: nil, type: "
+            ":web_search_result) ... optional :page_age, String, nil?: true",
+            checked="2026-12-04",
+        ),
+    ),
+    Unseen(
         path=("content", "*", "caller"),
         value={"type": "direct"},
         why="a tool_use block's default caller: a block without one is called directly",

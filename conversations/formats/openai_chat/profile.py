@@ -12,6 +12,7 @@ from typing import Any
 from ...blocks import BlockClass
 from ..profile import (
     ANY,
+    ANY_VALUE,
     Capture,
     Citation,
     Continuation,
@@ -23,6 +24,7 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Unseen,
     UsageProfile,
 )
 
@@ -180,6 +182,64 @@ def _probes(
     return [("at_budget", 16, None, body(16)), ("no_room", 256, None, body(256))]
 
 
+# What the model never sees of a Chat message (DESIGN section 20): the members the official SDK
+# hands the backend with an empty value (``ChatCompletionMessage.model_dump()``: ``refusal:
+# null``, ``annotations: []``, ``audio: null``...) and the stream's own addressing, which a
+# client may send back or leave out. The request's assistant message has no ``annotations``
+# and no tool-call ``index``; its other members are optional.
+_REQUEST_ASSISTANT = Citation(
+    url="https://docs.rs/crate/openai-client-base/latest/source/docs/"
+    "ChatCompletionRequestAssistantMessage.md",
+    quote="ChatCompletionRequestAssistantMessage (generated from the OpenAI API's OpenAPI "
+    "document 2.3.0): content, refusal, role, name, audio, tool_calls, function_call; every "
+    "one but role [optional]; no annotations member",
+    checked="2026-12-04",
+)
+_CONTENT = Citation(
+    url="https://v03.api.js.langchain.com/interfaces/_langchain_openai.OpenAIClient.Chat."
+    "Completions.ChatCompletionAssistantMessageParam-1.html",
+    quote="content?: null | string | ... The contents of the assistant message. Required "
+    "unless tool_calls or function_call is specified. (the openai SDK's "
+    "ChatCompletionAssistantMessageParam)",
+    checked="2026-12-04",
+)
+_TOOL_CALL = Citation(
+    url="https://docs.rs/crate/openai-client-base/latest/source/docs/"
+    "ChatCompletionMessageToolCall.md",
+    quote="ChatCompletionMessageToolCall: id, type, function (a tool call sent back); index "
+    "is a member of ChatCompletionMessageToolCallChunk, the stream's delta, only",
+    checked="2026-12-04",
+)
+UNSEEN = (
+    Unseen(("refusal",), None, "an answer's refusal: null (no refusal)", _REQUEST_ASSISTANT),
+    Unseen(("annotations",), [], "an answer's empty annotations list", _REQUEST_ASSISTANT),
+    Unseen(("audio",), None, "an answer's audio: null (no audio)", _REQUEST_ASSISTANT),
+    Unseen(("function_call",), None, "a deprecated function_call: null", _REQUEST_ASSISTANT),
+    Unseen(("tool_calls",), None, "tool_calls: null (no call)", _REQUEST_ASSISTANT),
+    Unseen(("tool_calls",), [], "tool_calls: [] (no call)", _REQUEST_ASSISTANT),
+    Unseen(
+        ("content",),
+        None,
+        "content: null on a message that only calls tools",
+        _CONTENT,
+        beside="tool_calls",
+    ),
+    Unseen(
+        ("content",),
+        "",
+        'content: "" on a message that only calls tools',
+        _CONTENT,
+        beside="tool_calls",
+    ),
+    Unseen(
+        ("tool_calls", "*", "index"),
+        ANY_VALUE,
+        "a tool call's index: the stream's addressing of the call",
+        _TOOL_CALL,
+    ),
+)
+
+
 PROFILE = Profile(
     format=FORMAT,
     result_types=frozenset({"tool"}),
@@ -199,5 +259,6 @@ PROFILE = Profile(
     capture=Capture(paths=("/chat/completions",)),
     inline=INLINE,
     probe=Probe(provider="openai", path="/v1/chat/completions", bodies=_probes),
+    unseen=UNSEEN,
     prefix_settings=("tools",),
 )

@@ -726,14 +726,6 @@ class OpenAIResponses(Format):
         )
         return _parse_request(text)[0][0].blocks
 
-    def match_form(self, value: Any) -> Any:
-        """An output item as a client sends it back: ``status`` is output-only (the OpenAI SDKs
-        and pydantic-ai drop it from a resent item), so it does not count when a resent history
-        is matched against the stored items."""
-        if isinstance(value, dict) and "status" in value:
-            return {k: v for k, v in value.items() if k != "status"}
-        return value
-
     def reasoning(self, message: Any) -> Iterator[Trace]:
         """A ``reasoning`` item: each ``summary_text`` part, each ``reasoning_text`` content
         part; an item with neither is MISSING (the review may fetch its summary from the

@@ -9,6 +9,7 @@ from typing import Any
 from ...blocks import BlockClass
 from ..profile import (
     ANY,
+    ANY_VALUE,
     WHOLE,
     Capture,
     Citation,
@@ -123,12 +124,37 @@ CONTINUATION = Continuation(
 )
 
 
+# What the model never sees of a Responses item (DESIGN section 20): what only identifies the
+# item or says how its generation went (the SDKs and frameworks such as pydantic-ai drop or keep
+# them when they send items back), and empty lists.
+_ITEM = Citation(
+    url="https://docs.rs/crate/openai-client-base/latest/source/docs/ReasoningItem.md",
+    quote="id: The unique identifier of the reasoning content. ... status: The status of the "
+    "item. One of `in_progress`, `completed`, or `incomplete`. Populated when items are "
+    "returned via API. [optional] (the same words on every output item: OutputMessage, "
+    "function calls)",
+    checked="2026-12-04",
+)
 UNSEEN = (
+    Unseen(("id",), ANY_VALUE, "an item's id: it names the item", _ITEM),
+    Unseen(("status",), ANY_VALUE, "an item's status: how its generation went", _ITEM),
     Unseen(
-        path=("content", "*", "annotations"),
-        value=[],
-        why="an output_text part's empty annotations list: no citation to carry",
-        citation=Citation(
+        ("content",),
+        [],
+        "a reasoning item's empty content list (no reasoning text)",
+        Citation(
+            url="https://docs.rs/crate/openai-client-base/latest/source/docs/ReasoningItem.md",
+            quote="content | Option<Vec<models::ReasoningTextContent>> | Reasoning text "
+            "content. | [optional]",
+            checked="2026-12-04",
+        ),
+        of_type="reasoning",
+    ),
+    Unseen(
+        ("content", "*", "annotations"),
+        [],
+        "an output_text part's empty annotations list: no citation to carry",
+        Citation(
             url="https://openrouter.ai/docs/client-sdks/python/components/responseoutputtext",
             quote="annotations | List[components.OpenAIResponsesAnnotation] | :heavy_minus_sign: "
             "(optional in an output_text part sent back)",
