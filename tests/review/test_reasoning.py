@@ -12,7 +12,7 @@ from conversations.reviews.reasoning import (
     Trace,
     TraceKind,
     Withheld,
-    openai_response_traces,
+    fetched_reasoning,
     reasoning_of,
 )
 
@@ -73,9 +73,10 @@ def test_openai_fetched_response() -> None:
             {"id": "m", "type": "message", "content": []},
         ]
     }
-    assert openai_response_traces(body) == [Trace(TraceKind.SUMMARY, "s", item_id="rs_1")]
-    assert openai_response_traces({"output": "no"}) == []
-    assert openai_response_traces([]) == []
+    fmt = "openai.responses"
+    assert fetched_reasoning(fmt, body) == [Trace(TraceKind.SUMMARY, "s", item_id="rs_1")]
+    assert fetched_reasoning(fmt, {"output": "no"}) == []
+    assert fetched_reasoning(fmt, []) == []
 
 
 def test_chat_reasoning_fields() -> None:

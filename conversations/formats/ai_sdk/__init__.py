@@ -4,10 +4,11 @@ the assistant UIMessage or the UI message stream, accumulated as ``useChat`` doe
 table, continuation rules, words), registered here as one format."""
 
 from ..registry import register
+from .kit import KIT
 from .live import AiSdkLive
 from .parser import AiSdkUi
 from .profile import FORMAT, PROFILE
 
-register(AiSdkUi, profile=PROFILE, live=AiSdkLive())
+register(AiSdkUi, profile=PROFILE, live=AiSdkLive(), kit=KIT)
 
 __all__ = ["FORMAT", "PROFILE"]

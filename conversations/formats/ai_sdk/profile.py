@@ -116,6 +116,8 @@ CONTINUATION = Continuation(
 PROFILE = Profile(
     format=FORMAT,
     label="AI SDK UI",
+    # A tool part is the call and its result at once; its state says whether the result came.
+    whole_tool_types=frozenset({"tool-*", "dynamic-tool"}),
     block_types=BLOCK_TYPES,
     finishes=FINISHES,
     usage=UsageProfile(

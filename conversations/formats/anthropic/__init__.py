@@ -4,10 +4,11 @@ filter) and ``profile.py`` (block types, finish table, usage, continuation rules
 paths, probe), registered here as one format."""
 
 from ..registry import register
+from .kit import KIT
 from .live import AnthropicLive
 from .parser import AnthropicMessages
 from .profile import FORMAT, PROFILE
 
-register(AnthropicMessages, profile=PROFILE, live=AnthropicLive())
+register(AnthropicMessages, profile=PROFILE, live=AnthropicLive(), kit=KIT)
 
 __all__ = ["FORMAT", "PROFILE"]

@@ -5,10 +5,11 @@
 registered here as one format."""
 
 from ..registry import register
+from .kit import KIT
 from .live import ChatLive
 from .parser import OpenAIChat
 from .profile import FORMAT, PROFILE
 
-register(OpenAIChat, profile=PROFILE, live=ChatLive())
+register(OpenAIChat, profile=PROFILE, live=ChatLive(), kit=KIT)
 
 __all__ = ["FORMAT", "PROFILE"]

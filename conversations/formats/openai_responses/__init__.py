@@ -4,10 +4,11 @@ does), ``live.py`` (the live filter) and ``profile.py`` (block types, finish tab
 continuation rules, words, capture paths, probe), registered here as one format."""
 
 from ..registry import register
+from .kit import KIT
 from .live import ResponsesLive
 from .parser import OpenAIResponses
 from .profile import FORMAT, PROFILE
 
-register(OpenAIResponses, profile=PROFILE, live=ResponsesLive())
+register(OpenAIResponses, profile=PROFILE, live=ResponsesLive(), kit=KIT)
 
 __all__ = ["FORMAT", "PROFILE"]

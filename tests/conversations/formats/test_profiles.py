@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 
+from conversations import blocks
 from conversations.blocks import ParsedExchange
 from conversations.formats import formats, get, names, registry
+from conversations.formats.kit import Kit
+from conversations.formats.kit import ReasoningSample as KitReasoning
 from conversations.formats.live import LiveFilter
 from conversations.formats.profile import FINISH_ORDER, Finish, Inline, Profile
 from conversations.live.filters import FILTERS
@@ -22,6 +25,7 @@ from conversations.workspace.words import FINISH_REASONS, TOOL_STATES, finish_wo
 
 class _Live(LiveFilter):
     format = "test.part-missing"
+    browser = "TestFilter"
 
     def event(self, out: Any, data: dict[str, Any]) -> None:
         raise AssertionError
@@ -38,11 +42,22 @@ def _profile(**changes: Any) -> Profile:
     return replace(get("openai.chat").profile, **{"format": "test.part-missing", **changes})
 
 
+def _kit(**changes: Any) -> Kit:
+    kit = get("openai.chat").kit
+    example = {**kit.example, "format": "test.part-missing"}
+    return replace(kit, **{"format": "test.part-missing", "example": example, **changes})
+
+
+class _Unnamed(_Live):
+    browser = ""
+
+
 @pytest.mark.parametrize(
     ("profile", "live", "message"),
     [
         (None, _Live(), "no profile"),
         (_profile(), None, "no live filter"),
+        (_profile(), _Unnamed(), "no browser class"),
         (_profile(label=""), _Live(), "lacks label"),
         (_profile(finishes={}), _Live(), "lacks finishes"),
         (
@@ -57,23 +72,81 @@ def _profile(**changes: Any) -> Profile:
         ),
         (_profile(inline=Inline(frozenset({"content"}), never_type="t")), _Live(), "inline"),
         (_profile(format="openai.chat"), _Live(), "name other formats"),
+        (_profile(probe=None, summary=None, transport=None), _Live(), None),
+        (
+            _profile(summary=get("openai.responses").profile.summary, transport=None),
+            _Live(),
+            "transport",
+        ),
+        (_profile(roles={"model": "speaker"}), _Live(), "roles"),
     ],
     ids=[
         "no-profile",
         "no-live-filter",
+        "no-browser-class",
         "no-label",
         "no-finish-table",
         "finish-table-without-truncated",
         "uncited-continuation",
         "inline-span-not-never",
         "parts-of-another-format",
+        "a-whole-profile-without-a-transport-but-nothing-to-call",
+        "a-summary-fetch-without-a-transport",
+        "roles-the-console-has-not",
     ],
 )
 def test_a_format_with_a_part_missing_cannot_be_registered(
-    profile: Any, live: Any, message: str
+    profile: Any, live: Any, message: str | None
 ) -> None:
+    if message is None:  # the control: the same parts, whole, are accepted (then taken out)
+        try:
+            registry.register(_parser(), profile=profile, live=live, kit=_kit())
+            assert "test.part-missing" in names()
+        finally:
+            registry._FORMATS.pop("test.part-missing", None)
+            blocks._TYPES.pop("test.part-missing", None)
+        return
     with pytest.raises(TypeError, match=message):
-        registry.register(_parser(), profile=profile, live=live)
+        registry.register(_parser(), profile=profile, live=live, kit=_kit())
+    assert "test.part-missing" not in names()
+
+
+@pytest.mark.parametrize(
+    ("kit", "message"),
+    [
+        (None, "no kit"),
+        (_kit(format="openai.chat"), "name other formats"),
+        (_kit(minimal_request={}), "kit lacks minimal_request"),
+        (_kit(example={}), "kit lacks example"),
+        (_kit(example={**get("openai.chat").kit.example}), "kit lacks example"),
+        (
+            _kit(reasoning=KitReasoning(get("openai.chat").kit.reasoning.message, ())),
+            "kit lacks reasoning",
+        ),
+        (_kit(live=replace(get("openai.chat").kit.live, idle="")), "kit lacks live"),
+    ],
+    ids=[
+        "no-kit",
+        "kit-of-another-format",
+        "no-minimal-request",
+        "no-example",
+        "an-example-of-another-format",
+        "no-reasoning-read",
+        "no-idle-live-chunk",
+    ],
+)
+def test_a_format_without_its_kit_cannot_be_registered(kit: Any, message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        registry.register(_parser(), profile=_profile(), live=_Live(), kit=kit)
+    assert "test.part-missing" not in names()
+
+
+def test_a_binary_stream_format_without_its_binary_reader_cannot_be_registered() -> None:
+    class Binary(_parser()):  # type: ignore[misc, valid-type]
+        binary_stream = True
+
+    with pytest.raises(TypeError, match="read_binary"):
+        registry.register(Binary, profile=_profile(), live=_Live(), kit=_kit())
     assert "test.part-missing" not in names()
 
 
