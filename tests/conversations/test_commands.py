@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -134,7 +135,7 @@ def _snapshot() -> list[Any]:
 
 
 def test_ingest_reports_bad_lines_and_stores_the_good(tmp_path: Path) -> None:
-    good = list(demo_bodies(1))
+    good = list(itertools.islice(demo_bodies(2), 2))  # the first two demo exchanges
     bad_format = dict(good[0], format="gemini", conversation="other")
     lines = [good[0], "{not json", bad_format, good[1]]
     with pytest.raises(CommandError, match="2 line"):
@@ -274,7 +275,6 @@ def _children(pid: int) -> list[int]:
 def test_ingest_with_a_killed_worker_fails_and_exits(transactional_db: Any, tmp_path: Path) -> None:
     """A worker killed mid-file (SIGKILL, as the OOM killer would): the command stops the
     others, says how many exchanges were stored, exits 1, and does not hang on its queues."""
-    import itertools
     import os
     import re
     import signal

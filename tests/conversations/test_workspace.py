@@ -12,6 +12,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from conversations.demo import demo_bodies
+from conversations.formats import names
 from conversations.ingest.body import exchange_input
 from conversations.models import Conversation, ToolLink
 from conversations.projection.policies import policies_changed
@@ -108,18 +109,24 @@ def _timeline(conversation: Conversation) -> Timeline:
     return build_timeline(conversation_page(conversation, can_see_restricted=False))
 
 
-def _demo(index: int) -> Conversation:
-    """demo_bodies: 0 Anthropic, 1 OpenAI Responses, 2 Chat Completions, 3 AI SDK."""
-    bodies = [b for b in demo_bodies(4) if b["conversation"].startswith(f"conv_{index:06d}")]
+def _demo(fmt: str) -> Conversation:
+    """The demo's conversation in format ``fmt`` (demo_bodies rotates through the formats)."""
+    index = names().index(fmt)
+    bodies = [
+        b for b in demo_bodies(len(names())) if b["conversation"].startswith(f"conv_{index:06d}")
+    ]
+    assert {b["format"] for b in bodies} == {fmt}
     for body in bodies:
         conversation_ingest_exchange(data=exchange_input(body))
     return Conversation.objects.get(external_id=bodies[0]["conversation"])
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("index", "tool"), [(0, "get_order"), (1, "lookup_order")])
-def test_a_call_and_its_result_are_one_row(index: int, tool: str) -> None:
-    conversation = _demo(index)
+@pytest.mark.parametrize(
+    ("fmt", "tool"), [("anthropic.messages", "get_order"), ("openai.responses", "lookup_order")]
+)
+def test_a_call_and_its_result_are_one_row(fmt: str, tool: str) -> None:
+    conversation = _demo(fmt)
     timeline = _timeline(conversation)
     assert [c.name for c in timeline.calls.values()] == [tool]
     call = next(iter(timeline.calls.values()))
@@ -144,7 +151,7 @@ def test_a_call_and_its_result_are_one_row(index: int, tool: str) -> None:
 
 @pytest.mark.django_db
 def test_an_ai_sdk_tool_part_carries_call_and_result() -> None:
-    conversation = _demo(3)
+    conversation = _demo("ai-sdk.ui")
     call = next(iter(_timeline(conversation).calls.values()))
     assert call.name == "getOrderStatus"
     assert call.words == "succeeded" and call.tone == "ok" and call.raw_status == "output-available"
@@ -263,7 +270,7 @@ def test_a_server_tool_is_shown_by_what_it_did() -> None:
 @pytest.mark.django_db
 def test_tool_links_follow_the_key_whatever_its_spelling() -> None:
     ToolLink.objects.create(tool_name="getOrderStatus", url_template="https://o.example/{order_id}")
-    conversation = _demo(3)  # the AI SDK tool names the order "orderId"
+    conversation = _demo("ai-sdk.ui")  # the AI SDK tool names the order "orderId"
     call = next(iter(_timeline(conversation).calls.values()))
     (order,) = call.inputs
     assert order.url == f"https://o.example/{order.value}"
