@@ -68,6 +68,9 @@ class Capture:
 
     paths: tuple[str, ...]
     http_clients: tuple[str, ...] = ("_client",)
+    # The format is the stream the chat backend answers its browser with (the AI SDK UI message
+    # stream): the JS client tees it there (``captureUIMessageStream``). One format at most.
+    ui_stream: bool = False
 
 
 @dataclass(frozen=True, slots=True)

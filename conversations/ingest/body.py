@@ -96,10 +96,10 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "format",
         "format",
-        "The provider format of ``request`` and ``response``/``stream``.",
+        "The provider format of ``request`` and ``response``/``stream``/``stream_base64``.",
         required=True,
         max_length=MAX_FORMAT_CHARS,
-        example="anthropic.messages",
+        example=formats.names()[0],
     ),
     Field(
         "request",

@@ -129,6 +129,6 @@ PROFILE = Profile(
     continuation=CONTINUATION,
     tool_states=TOOL_STATES,
     # Captured where the backend answers the browser (clients/js), not at a provider endpoint.
-    capture=Capture(paths=()),
+    capture=Capture(paths=(), ui_stream=True),
     inline=INLINE,
 )
