@@ -16,7 +16,7 @@ A profile holds what other rooms used to keep in tables of their own:
   provider documentation it follows;
 - ``tool_states``: the words of the tool states and statuses the format stores;
 - ``capture``: the provider endpoints whose calls are this format's exchanges (the chat backend's
-  clients capture those paths; their tests compare their tables with this one);
+  clients capture those paths: their tables are generated from these, ``tables.py``);
 - ``probe``: the two mis-sized requests of ``probe_allowance``, for the formats a provider
   answers directly.
 

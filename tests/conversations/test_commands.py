@@ -13,6 +13,7 @@ from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 
 from conversations.demo import demo_bodies
+from conversations.formats import names
 from conversations.models import Block, Conversation, Exchange, Message, ServiceToken
 from conversations.replay import envelope
 from conversations.selectors import conversation_message_raws
@@ -190,12 +191,7 @@ def test_seed_demo_loads_every_format_and_an_admin() -> None:
     out, _ = run("seed_demo", "--conversations", "8")
     assert "8 conversations" in out
     assert "user 'admin', password" in out
-    assert set(Exchange.objects.values_list("format", flat=True)) == {
-        "anthropic.messages",
-        "openai.responses",
-        "openai.chat",
-        "ai-sdk.ui",
-    }
+    assert set(Exchange.objects.values_list("format", flat=True)) == set(names())
     assert Block.objects.filter(block_class="never").exists()
     assert Block.objects.filter(block_class="audit").exclude(tool_name="").exists()
     again, _ = run("seed_demo", "--if-empty")

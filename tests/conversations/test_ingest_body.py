@@ -81,7 +81,10 @@ def test_the_page_shows_an_example_per_format_and_each_is_stored(
     shown = page["requestBody"]["content"]["application/json"]["examples"]
     assert {e["value"]["format"] for e in shown.values()} == set(formats.names())
     assert set(EXAMPLES) == set(formats.names()), "every registered format has an example"
+    # Each format's example is its kit's, in a conversation of its own.
+    assert len({e["conversation"] for e in EXAMPLES.values()}) == len(EXAMPLES)
     for fmt, example in EXAMPLES.items():
+        assert example == dict(formats.get(fmt).kit.example)
         assert example["format"] == fmt
         VALIDATOR.validate(example)
         response = post_json(api, URL, example)

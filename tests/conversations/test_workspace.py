@@ -5,6 +5,7 @@ by what they did, exchanges beside their turns), identifier links spelt any way.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,6 +20,7 @@ from conversations.projection.policies import policies_changed
 from conversations.projection.project import source_link
 from conversations.selectors import conversation_page
 from conversations.services import conversation_ingest_exchange
+from conversations.workspace.exchanges import exchange_summary
 from conversations.workspace.status import conversation_status
 from conversations.workspace.timeline import Timeline, build_timeline
 from conversations.workspace.words import event_sentence, field_label, finish_words, server_tool
@@ -274,3 +276,61 @@ def test_tool_links_follow_the_key_whatever_its_spelling() -> None:
     call = next(iter(_timeline(conversation).calls.values()))
     (order,) = call.inputs
     assert order.url == f"https://o.example/{order.value}"
+
+
+# --- the hooks the timeline asks ----------------------------------------------------------------
+
+
+def test_results_pair_by_id_with_the_latest_call_and_by_order_with_the_earliest() -> None:
+    from types import SimpleNamespace
+
+    from conversations.formats import get
+    from conversations.formats.profile import Pairing
+    from conversations.workspace.timeline import ToolCall, _OpenCalls, _pair_key
+
+    def block(call_id: str = "", tool_name: str = "") -> Any:
+        return SimpleNamespace(call_id=call_id, tool_name=tool_name)
+
+    by_id = get(names()[0]).profile
+    assert by_id.pairing is Pairing.BY_ID
+    by_order = replace(by_id, pairing=Pairing.BY_ORDER)
+    assert _pair_key(block("c1", "f"), by_order) == "id:c1"  # an id, where sent, pairs first
+    assert _pair_key(block("", "f"), by_order) == "name:f"
+    assert _pair_key(block("", "f"), by_id) is None  # no id and no order rule: unpaired
+    calls = [
+        ToolCall(key=str(i), name="f", action=None, call_type="t", call_id="") for i in range(3)
+    ]
+    waiting = _OpenCalls()
+    waiting.add("name:f", calls[0])
+    waiting.add("name:f", calls[1])
+    waiting.add("id:x", calls[2])
+    waiting.add("id:x", calls[0])  # the same id again: the latest call waits
+    assert waiting.take("name:f") is calls[0] and waiting.take("name:f") is calls[1]
+    assert waiting.take("name:f") is None
+    assert waiting.take("id:x") is calls[0] and waiting.take("id:x") is None
+    assert waiting.take(None) is None
+
+
+def test_roles_are_the_profile_s() -> None:
+    from conversations.formats import get
+
+    prof = get(names()[0]).profile
+    assert prof.role("user") == "customer" and prof.role("assistant") == "assistant"
+    assert prof.role("narrator") == "narrator"  # shown as received
+    assert replace(prof, roles={"model": "assistant"}).role("model") == "assistant"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", names())
+def test_the_call_line_counts_input_one_way_for_every_format(fmt: str) -> None:
+    from conversations.formats import get
+
+    conversation = _demo(fmt)
+    for e in conversation.exchanges.all():
+        summary = exchange_summary(e)
+        expected = get(fmt).profile.usage.counted(
+            e.input_tokens, e.cache_read_tokens, e.cache_write_tokens
+        )
+        assert summary.input_tokens == expected.total
+        if summary.input_tokens is not None and summary.cache_read_tokens:
+            assert summary.cache_read_tokens <= summary.input_tokens

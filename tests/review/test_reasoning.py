@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from conversations.formats import names
 from conversations.reviews.reasoning import (
     Trace,
     TraceKind,
@@ -129,9 +130,7 @@ def test_ai_sdk_reasoning_parts() -> None:
 
 
 @pytest.mark.parametrize("raw", ["", "{", "[1,2]", "null", '{"content": 5}', '{"parts": {}}'])
-@pytest.mark.parametrize(
-    "fmt", ["anthropic.messages", "openai.responses", "openai.chat", "ai-sdk.ui"]
-)
+@pytest.mark.parametrize("fmt", names())
 def test_unexpected_shapes_are_skipped_not_raised(fmt: str, raw: str) -> None:
     assert reasoning_of(fmt, raw) == []
 

@@ -4,7 +4,6 @@ and the page's words alike, for every raw value it lists."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
@@ -159,77 +158,16 @@ def test_every_registered_format_can_be_watched_live() -> None:
 # --- the one finish table ---------------------------------------------------------------------
 
 
-def _anthropic(raw: str) -> ParsedExchange:
-    request = {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]}
-    response = {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "m",
-        "content": [{"type": "text", "text": "x"}],
-        "stop_reason": raw,
-    }
-    return get("anthropic.messages").parse(
-        request=json.dumps(request), response=json.dumps(response)
-    )
+def _built(fmt: str) -> Callable[[str], ParsedExchange]:
+    def build(raw: str) -> ParsedExchange:
+        return get(fmt).parse(**get(fmt).kit.finish(raw).parse_args())
+
+    return build
 
 
-def _responses(raw: str) -> ParsedExchange:
-    incomplete = raw in ("max_output_tokens", "content_filter")
-    response = {
-        "id": "resp_1",
-        "object": "response",
-        "model": "m",
-        "status": "incomplete" if incomplete else raw,
-        "incomplete_details": {"reason": raw} if incomplete else None,
-        "output": [
-            {
-                "type": "message",
-                "id": "msg_1",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": "x", "annotations": []}],
-            }
-        ],
-    }
-    return get("openai.responses").parse(
-        request=json.dumps({"model": "m", "input": "hi"}), response=json.dumps(response)
-    )
-
-
-def _chat(raw: str) -> ParsedExchange:
-    response = {
-        "id": "c1",
-        "model": "m",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": "x"}, "finish_reason": raw}
-        ],
-    }
-    request = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-    return get("openai.chat").parse(request=json.dumps(request), response=json.dumps(response))
-
-
-def _ai_sdk(raw: str) -> ParsedExchange:
-    chunks = [
-        {"type": "start", "messageId": "a1"},
-        {"type": "text-start", "id": "t"},
-        {"type": "text-delta", "id": "t", "delta": "x"},
-        {"type": "text-end", "id": "t"},
-        {"type": "finish", "finishReason": raw},
-    ]
-    stream = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
-    request = {"messages": [user]}
-    return get("ai-sdk.ui").parse(request=json.dumps(request), stream=stream)
-
-
-# One exchange per format whose answer ends with a given raw stop value: a format registered
-# without a builder here fails below (its finish table would go unwalked).
-BUILDERS: dict[str, Callable[[str], ParsedExchange]] = {
-    "anthropic.messages": _anthropic,
-    "openai.responses": _responses,
-    "openai.chat": _chat,
-    "ai-sdk.ui": _ai_sdk,
-}
+# One exchange per format whose answer ends with a given raw stop value, from its kit
+# (``finish``): a format cannot be registered without one, so its finish table is always walked.
+BUILDERS: dict[str, Callable[[str], ParsedExchange]] = {name: _built(name) for name in names()}
 
 RAW_VALUES = [(fmt.name, raw) for fmt in formats() for raw in fmt.profile.finishes]
 
@@ -276,8 +214,31 @@ def test_a_stop_value_no_table_lists_is_other_and_shown_as_received() -> None:
 
 
 def test_the_ai_sdk_content_filter_finish_is_a_refusal() -> None:
-    params = _ai_sdk("content-filter").params
+    params = BUILDERS["ai-sdk.ui"]("content-filter").params
     assert params.refusal and not params.truncated
     assert FINISHES[finish_kind("ai-sdk.ui", "content-filter", truncated=False, refusal=True)] == (
         "refusal"
     )
+
+
+# --- one meaning of "input" -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", names())
+def test_every_format_counts_input_as_every_token_billed(fmt: str) -> None:
+    usage = get(fmt).profile.usage
+    counted = usage.counted(1000, 400, 100)
+    assert counted.cached == 400 and counted.written == 100
+    # The cached parts are inside the total, whatever the provider's own count holds.
+    assert counted.total is not None and counted.total >= 500
+    assert counted.fresh == counted.total - 500
+    if usage.count is None:
+        assert counted.total == (1000 if usage.input_includes_cache else 1500)
+    assert usage.counted(None, 5, None).total is None
+    assert usage.counted(10, None, None).total == 10
+
+
+def test_a_format_since_removed_is_counted_as_received() -> None:
+    from conversations.formats.profile import count_input
+
+    assert count_input(None, 1000, 400, None).total == 1000

@@ -50,13 +50,13 @@ def test_message_blocks_of_each_stored_message_equal_the_ingest_blocks(file_name
             assert again == expected
 
 
-def test_names_lists_the_four_formats() -> None:
-    assert registry.names() == [
-        "ai-sdk.ui",
-        "anthropic.messages",
-        "openai.chat",
-        "openai.responses",
-    ]
+def test_names_lists_every_format_package_s_format_by_name() -> None:
+    # The registry's names are exactly the formats the packages' kits declare, sorted: a
+    # package that does not register, or registers under another name, fails.
+    packages = [m.name for m in pkgutil.iter_modules(formats.__path__) if m.ispkg]
+    kits = [importlib.import_module(f"conversations.formats.{p}.kit").KIT for p in packages]
+    assert registry.names() == sorted(kit.format for kit in kits)
+    assert len(set(registry.names())) == len(packages)
 
 
 def test_match_form_drops_only_what_a_format_allows() -> None:
@@ -94,32 +94,14 @@ def test_each_format_declares_its_block_types(fmt: str) -> None:
     assert classify(fmt, "a-type-nobody-declared") is BlockClass.UNKNOWN
 
 
-# One stored message with reasoning per format: a format added without a case here (and so,
-# most likely, without a reader that was ever run) fails below.
-REASONING_SAMPLES: dict[str, Any] = {
-    "anthropic.messages": {
-        "role": "assistant",
-        "content": [{"type": "thinking", "thinking": "weigh it", "signature": "s"}],
-    },
-    "openai.responses": {
-        "id": "rs_1",
-        "type": "reasoning",
-        "summary": [{"type": "summary_text", "text": "weigh it"}],
-    },
-    "openai.chat": {"role": "assistant", "content": "hi", "reasoning_content": "weigh it"},
-    "ai-sdk.ui": {
-        "id": "a",
-        "role": "assistant",
-        "parts": [{"type": "reasoning", "text": "weigh it", "state": "done"}],
-    },
-}
-
-
+# One stored message with reasoning per format, from its kit (``reasoning``): a format cannot be
+# registered without one, and its reader must read it.
 @pytest.mark.parametrize("fmt", registry.names())
 def test_each_format_reads_its_reasoning(fmt: str) -> None:
-    assert fmt in REASONING_SAMPLES, f"{fmt} has no reasoning sample: add one and a reader"
-    traces = reasoning_of(fmt, json.dumps(REASONING_SAMPLES[fmt]))
-    assert [t.text for t in traces] == ["weigh it"]
+    sample = registry.get(fmt).kit.reasoning
+    assert sample.texts, f"{fmt} has no reasoning sample: add one and a reader"
+    traces = reasoning_of(fmt, json.dumps(sample.message))
+    assert [t.text for t in traces] == list(sample.texts)
     assert reasoning_of(fmt, json.dumps({"role": "user", "content": "no reasoning"})) == []
     assert reasoning_of(fmt, "not json") == []
 
