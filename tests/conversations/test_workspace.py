@@ -24,6 +24,7 @@ from conversations.workspace.exchanges import exchange_summary
 from conversations.workspace.status import conversation_status
 from conversations.workspace.timeline import Timeline, build_timeline
 from conversations.workspace.words import event_sentence, field_label, finish_words, server_tool
+from tests.factories import demo_conversation
 
 T0 = datetime(2026, 11, 1, 9, tzinfo=UTC)
 
@@ -113,11 +114,7 @@ def _timeline(conversation: Conversation) -> Timeline:
 
 def _demo(fmt: str) -> Conversation:
     """The demo's conversation in format ``fmt`` (demo_bodies rotates through the formats)."""
-    index = names().index(fmt)
-    bodies = [
-        b for b in demo_bodies(len(names())) if b["conversation"].startswith(f"conv_{index:06d}")
-    ]
-    assert {b["format"] for b in bodies} == {fmt}
+    bodies = demo_conversation(fmt)
     for body in bodies:
         conversation_ingest_exchange(data=exchange_input(body))
     return Conversation.objects.get(external_id=bodies[0]["conversation"])
