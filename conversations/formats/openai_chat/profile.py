@@ -17,6 +17,8 @@ from ..profile import (
     Citation,
     Continuation,
     Cuts,
+    Endpoint,
+    EndpointRule,
     Finish,
     FinishRule,
     Inline,
@@ -38,10 +40,14 @@ REASONING_KEYS = ("reasoning_content", "reasoning")
 # deliberation into ``content``: ``<think>...</think>`` then the answer.
 INLINE = Inline(block_types=frozenset({"content"}))
 
+# The content part a reasoning model's thoughts come in on Mistral (``{"type": "thinking",
+# "thinking": [{"type": "text", "text": ...}]}``: its ThinkChunk).
+THINKING_PART = "thinking"
+
 BLOCK_TYPES = {
     BlockClass.VISIBLE: frozenset({"content", "refusal"}),
     BlockClass.AUDIT: frozenset({"tool_calls", "tool"}),
-    BlockClass.NEVER: frozenset({*REASONING_KEYS, INLINE.never_type}),
+    BlockClass.NEVER: frozenset({*REASONING_KEYS, INLINE.never_type, THINKING_PART}),
 }
 
 FINISHES = {
@@ -145,6 +151,16 @@ CONTINUATION = Continuation(
 )
 
 
+def thinking_texts(part: dict[str, Any]) -> list[str]:
+    """The texts of a Mistral thinking part (its ``thinking`` chunks)."""
+    chunks = part.get("thinking")
+    return [
+        c["text"]
+        for c in (chunks if isinstance(chunks, list) else ())
+        if isinstance(c, dict) and isinstance(c.get("text"), str)
+    ]
+
+
 def _split(message: Any) -> tuple[int, int]:
     """Reasoning and other characters of a Chat assistant message: ``reasoning_content`` /
     ``reasoning`` and a leading ``<think>`` span, against the answer and the tool arguments (for
@@ -162,6 +178,11 @@ def _split(message: Any) -> tuple[int, int]:
             reasoning += cut
             stripped = stripped[cut:]
         other += len(stripped)
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, dict) and part.get("type") == "text":
+            other += len(part["text"]) if isinstance(part.get("text"), str) else 0
+        elif isinstance(part, dict) and part.get("type") == THINKING_PART:
+            reasoning += sum(len(t) for t in thinking_texts(part))
     for call in message.get("tool_calls") or ():
         function = call.get("function") if isinstance(call, dict) else None
         arguments = function.get("arguments") if isinstance(function, dict) else None
@@ -233,12 +254,39 @@ UNSEEN = (
         beside="tool_calls",
     ),
     Unseen(
+        ("content", "*", "cache_control"),
+        ANY_VALUE,
+        "a content part's cache breakpoint (gateways that pass Anthropic's on)",
+        Citation(
+            url="https://openrouter.ai/docs/client-sdks/python/components/"
+            "anthropiccachecontroldirective",
+            quote="When set on an individual content block, it marks an explicit cache breakpoint",
+            checked="2026-12-04",
+        ),
+    ),
+    Unseen(
         ("tool_calls", "*", "index"),
         ANY_VALUE,
         "a tool call's index: the stream's addressing of the call",
         _TOOL_CALL,
     ),
 )
+
+
+def _deployment(endpoint: Endpoint) -> str | None:
+    """The model of an Azure OpenAI call, which names its deployment in the URL
+    (``/openai/deployments/{deployment}/chat/completions?api-version=...``) and may send no
+    ``model`` in the body; None for any other endpoint."""
+    parts = [p for p in endpoint.path.split("/") if p]
+    for i, part in enumerate(parts[:-1]):
+        if part == "deployments":
+            return parts[i + 1]
+    return None
+
+
+# Not required: most Chat servers take the model in the body; an Azure deployment's request
+# may leave it out (the parser refuses a request that names a model nowhere).
+ENDPOINT = EndpointRule(model=_deployment, required=False)
 
 
 PROFILE = Profile(
@@ -270,4 +318,5 @@ PROFILE = Profile(
     probe=Probe(path="/v1/chat/completions", bodies=_probes),
     unseen=UNSEEN,
     prefix_settings=("tools",),
+    endpoint=ENDPOINT,
 )

@@ -211,8 +211,18 @@ def _parse_request(text: Any) -> tuple[list[Message], Params, bool]:
     params.previous_response_id = previous
     _opt(body, "include", list, field=field, at="$")
 
-    source = _req(body, "input", (str, list), field=field, at="$")
-    if isinstance(source, str):
+    # A request may name a stored prompt (``prompt``: its id, version and variables) and send
+    # no ``input``: the history is then the prompt's, kept server-side (the request's settings
+    # keep the reference), and the request sends none.
+    prompt = _opt(body, "prompt", dict, field=field, at="$")
+    source = (
+        _opt(body, "input", (str, list), field=field, at="$")
+        if prompt is not None
+        else _req(body, "input", (str, list), field=field, at="$")
+    )
+    if source is None:
+        history = []
+    elif isinstance(source, str):
         block = Block("input_text", BlockClass.VISIBLE, text=source)
         history = [Message(role="user", raw=members["input"].raw, blocks=(block,))]
     else:

@@ -156,6 +156,17 @@ UNSEEN = (
         of_type="reasoning",
     ),
     Unseen(
+        ("content", "*", "logprobs"),
+        [],
+        "an output_text part's empty logprobs list",
+        Citation(
+            url="https://openrouter.ai/docs/client-sdks/python/components/responseoutputtext",
+            quote="logprobs | List[components.Logprob] | :heavy_minus_sign: (optional in an "
+            "output_text part sent back: the log probabilities of what was generated)",
+            checked="2026-12-04",
+        ),
+    ),
+    Unseen(
         ("content", "*", "annotations"),
         [],
         "an output_text part's empty annotations list: no citation to carry",
@@ -243,5 +254,5 @@ PROFILE = Profile(
     capture=Capture(paths=("/responses",)),
     probe=Probe(path="/v1/responses", bodies=_probes),
     unseen=UNSEEN,
-    prefix_settings=("instructions", "tools"),
+    prefix_settings=("instructions", "prompt", "tools"),
 )
