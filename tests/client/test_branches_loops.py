@@ -45,16 +45,28 @@ LABELS = {"queue": "billing"}
 def _anthropic_stream(text: str, n: int) -> bytes:
     """An Anthropic stream answering ``text`` (the AI SDK's provider streams)."""
     events = [
-        {"type": "message_start", "message": {"id": f"msg_{n}", "type": "message",
-         "role": "assistant", "model": "claude-sonnet-4-5", "content": [],
-         "stop_reason": None, "usage": {"input_tokens": 20, "output_tokens": 1}}},
+        {
+            "type": "message_start",
+            "message": {
+                "id": f"msg_{n}",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [],
+                "stop_reason": None,
+                "usage": {"input_tokens": 20, "output_tokens": 1},
+            },
+        },
         {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
         {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": text}},
         {"type": "content_block_stop", "index": 0},
-        {"type": "message_delta", "delta": {"stop_reason": "end_turn"},
-         "usage": {"output_tokens": 9}},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn"},
+            "usage": {"output_tokens": 9},
+        },
         {"type": "message_stop"},
-    ]  # fmt: skip
+    ]
     return "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events).encode()
 
 
@@ -62,8 +74,9 @@ def _exchanges(conversation: str) -> list[Exchange]:
     return list(Exchange.objects.filter(conversation__external_id=conversation).order_by("ordinal"))
 
 
-def _replay(console: ConsoleServer, token: str, conversation: str, exchange: int | None = None
-            ) -> list[Any]:  # fmt: skip
+def _replay(
+    console: ConsoleServer, token: str, conversation: str, exchange: int | None = None
+) -> list[Any]:
     import httpx
 
     query = f"?exchange={exchange}" if exchange is not None else ""
@@ -78,8 +91,9 @@ def _replay(console: ConsoleServer, token: str, conversation: str, exchange: int
 
 def _page(client: Any, conversation: str) -> str:
     roles()
-    agent = UserFactory(username=f"agent-{conversation}"[:150], groups=["support_agent"],
-                        queues=["web", "billing"])  # fmt: skip
+    agent = UserFactory(
+        username=f"agent-{conversation}"[:150], groups=["support_agent"], queues=["web", "billing"]
+    )
     client.force_login(agent)
     pk = Conversation.objects.get(external_id=conversation).pk
     response = client.get(f"/conversations/{pk}/")
@@ -117,14 +131,23 @@ def test_use_chat_regenerate_and_edit_make_branches(
         for name, code in guide_blocks().items():
             (run_dir / name).write_text(code)
         node = subprocess.run(
-            [NODE, str(PACKAGE / "e2e" / "chat.mjs"), provider.url, "claude-chat",
-             live_console.url, token, conversation, "cus-chat", str(tmp_path / "spool")],
+            [
+                NODE,
+                str(PACKAGE / "e2e" / "chat.mjs"),
+                provider.url,
+                "claude-chat",
+                live_console.url,
+                token,
+                conversation,
+                "cus-chat",
+                str(tmp_path / "spool"),
+            ],
             input=json.dumps(steps),
             env={**os.environ, "ROUTE_DIR": run_dir.as_uri()},
             capture_output=True,
             text=True,
             timeout=180,
-        )  # fmt: skip
+        )
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
     assert node.returncode == 0, node.stderr
@@ -140,14 +163,18 @@ def test_use_chat_regenerate_and_edit_make_branches(
     # member the model never sees, not a rewrite.
     assert '"role":"assistant"' in out["sent"][1]
     assert [(e.branch, e.branched_at) for e in exchanges] == [
-        ("", None), ("", None), ("regenerated", 3), ("edited", 2),
-    ]  # fmt: skip
+        ("", None),
+        ("", None),
+        ("regenerated", 3),
+        ("edited", 2),
+    ]
     _no_flag(exchanges)
 
     # The latest path is what the chat shows now; each branch replays as it was.
     def said(messages: list[Any]) -> list[str]:
-        return [" ".join(p.get("text", "") for p in m["parts"] if p["type"] == "text")
-                for m in messages]  # fmt: skip
+        return [
+            " ".join(p.get("text", "") for p in m["parts"] if p["type"] == "text") for m in messages
+        ]
 
     assert said(_replay(live_console, token, conversation)) == texts
     regenerated = _replay(live_console, token, conversation, exchanges[2].pk)
@@ -165,8 +192,9 @@ def test_use_chat_regenerate_and_edit_make_branches(
 Loop = Callable[[FakeProvider, ConsoleServer, str, str], list[str]]
 
 
-def _anthropic_loop(provider: FakeProvider, console: ConsoleServer, token: str,
-                    conversation: str) -> list[str]:  # fmt: skip
+def _anthropic_loop(
+    provider: FakeProvider, console: ConsoleServer, token: str, conversation: str
+) -> list[str]:
     """Ask, ask again, regenerate (the same messages once more), edit the second question."""
     model = f"claude-{conversation}"
     client = console_client.instrument(
@@ -175,9 +203,15 @@ def _anthropic_loop(provider: FakeProvider, console: ConsoleServer, token: str,
     said: list[str] = []
 
     def call(messages: list[Any], n: int) -> Any:
-        reply = {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": model,
-                 "content": [{"type": "text", "text": f"Answer {n}."}], "stop_reason": "end_turn",
-                 "usage": {"input_tokens": 20, "output_tokens": 5}}  # fmt: skip
+        reply = {
+            "id": f"msg_{n}",
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": [{"type": "text", "text": f"Answer {n}."}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 20, "output_tokens": 5},
+        }
         provider.route(model, Reply(json.dumps(reply).encode(), JSON))
         response = client.messages.create(model=model, max_tokens=256, messages=messages)
         said.append(response.content[0].text)
@@ -195,8 +229,9 @@ def _anthropic_loop(provider: FakeProvider, console: ConsoleServer, token: str,
     return said
 
 
-def _chat_loop(provider: FakeProvider, console: ConsoleServer, token: str,
-               conversation: str) -> list[str]:  # fmt: skip
+def _chat_loop(
+    provider: FakeProvider, console: ConsoleServer, token: str, conversation: str
+) -> list[str]:
     model = f"gpt-{conversation}"
     client = console_client.instrument(
         openai.OpenAI(base_url=provider.url + "/v1", **COMMON), url=console.url, token=token
@@ -204,11 +239,25 @@ def _chat_loop(provider: FakeProvider, console: ConsoleServer, token: str,
     said: list[str] = []
 
     def call(messages: list[Any], n: int) -> Any:
-        reply = {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 1, "model": model,
-                 "choices": [{"index": 0, "finish_reason": "stop", "message": {
-                     "role": "assistant", "content": f"Answer {n}.", "refusal": None,
-                     "annotations": []}}],
-                 "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25}}  # fmt: skip
+        reply = {
+            "id": f"chatcmpl-{n}",
+            "object": "chat.completion",
+            "created": 1,
+            "model": model,
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {
+                        "role": "assistant",
+                        "content": f"Answer {n}.",
+                        "refusal": None,
+                        "annotations": [],
+                    },
+                }
+            ],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 5, "total_tokens": 25},
+        }
         provider.route(model, Reply(json.dumps(reply).encode(), JSON))
         response = client.chat.completions.create(model=model, messages=messages)
         said.append(response.choices[0].message.content or "")
@@ -227,8 +276,9 @@ def _chat_loop(provider: FakeProvider, console: ConsoleServer, token: str,
     return said
 
 
-def _responses_loop(provider: FakeProvider, console: ConsoleServer, token: str,
-                    conversation: str) -> list[str]:  # fmt: skip
+def _responses_loop(
+    provider: FakeProvider, console: ConsoleServer, token: str, conversation: str
+) -> list[str]:
     model = f"gpt-5.5-{conversation}"
     client = console_client.instrument(
         openai.OpenAI(base_url=provider.url + "/v1", **COMMON), url=console.url, token=token
@@ -236,11 +286,23 @@ def _responses_loop(provider: FakeProvider, console: ConsoleServer, token: str,
     said: list[str] = []
 
     def call(items: list[Any], n: int) -> list[Any]:
-        reply = {"id": f"resp_{n}", "object": "response", "created_at": 1, "model": model,
-                 "status": "completed", "output": [{"id": f"msg_{n}", "type": "message",
-                 "status": "completed", "role": "assistant", "content": [
-                     {"type": "output_text", "text": f"Answer {n}.", "annotations": []}]}],
-                 "usage": {"input_tokens": 20, "output_tokens": 5, "total_tokens": 25}}  # fmt: skip
+        reply = {
+            "id": f"resp_{n}",
+            "object": "response",
+            "created_at": 1,
+            "model": model,
+            "status": "completed",
+            "output": [
+                {
+                    "id": f"msg_{n}",
+                    "type": "message",
+                    "status": "completed",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": f"Answer {n}.", "annotations": []}],
+                }
+            ],
+            "usage": {"input_tokens": 20, "output_tokens": 5, "total_tokens": 25},
+        }
         provider.route(model, Reply(json.dumps(reply).encode(), JSON))
         response = client.responses.create(model=model, input=items, store=False)
         said.append(response.output_text)
@@ -274,8 +336,11 @@ def test_the_official_sdks_regenerate_and_edit_make_branches(
     assert said == ["Answer 0.", "Answer 1.", "Answer 2.", "Answer 3."]
     exchanges = _exchanges(conversation)
     assert [(e.branch, e.branched_at) for e in exchanges] == [
-        ("", None), ("", None), ("regenerated", 3), ("edited", 2),
-    ]  # fmt: skip
+        ("", None),
+        ("", None),
+        ("regenerated", 3),
+        ("edited", 2),
+    ]
     _no_flag(exchanges)
     latest = json.dumps(_replay(live_console, token, conversation))
     assert "Answer 3." in latest and "When will O-1 arrive?" in latest and "Answer 1." not in latest
