@@ -264,11 +264,38 @@ class Unseen:
     of_type: str = ""
 
 
-def prompt_form(unseen: Sequence[Unseen], value: Any) -> Any:
+@dataclass(frozen=True, slots=True)
+class Shorthand:
+    """A message member the provider reads the same written two ways: a string, or a list of
+    exactly one part of a type in ``part_types`` that holds only its ``type`` and ``text`` once
+    the unseen members are left out (``"content": "Hi"`` and ``"content": [{"type": "text",
+    "text": "Hi"}]``). ``why`` and ``citation`` as for ``Unseen``."""
+
+    member: str
+    part_types: frozenset[str]
+    why: str
+    citation: Citation
+
+
+def prompt_form(unseen: Sequence[Unseen], value: Any, shorthand: Sequence[Shorthand] = ()) -> Any:
     """``value`` (a message object) without the members ``unseen`` names, where they have the
-    value named: what two messages must share for the model to see the same thing."""
+    value named, and with a lone text part written as the string it stands for
+    (``shorthand``): what two messages must share for the model to see the same thing."""
     for rule in unseen:
         value = _without(value, rule.path, rule)
+    for short in shorthand:
+        if not isinstance(value, dict):
+            break
+        parts = value.get(short.member)
+        if (
+            isinstance(parts, list)
+            and len(parts) == 1
+            and isinstance(parts[0], dict)
+            and set(parts[0]) == {"type", "text"}
+            and parts[0]["type"] in short.part_types
+            and isinstance(parts[0]["text"], str)
+        ):
+            value = {**value, short.member: parts[0]["text"]}
     return value
 
 
@@ -303,8 +330,10 @@ class Profile:
     capture: Capture
     inline: Inline | None = None
     probe: Probe | None = None
-    # Members of a message the provider never puts in the prompt (``Unseen``).
+    # Members of a message the provider never puts in the prompt (``Unseen``), and the members
+    # it reads the same as a string or as one text part (``Shorthand``).
     unseen: tuple[Unseen, ...] = ()
+    shorthand: tuple[Shorthand, ...] = ()
     # The request members that come before the history in the model's prompt (system, tools):
     # a change of one is a change the model sees (``monitoring/rewrites.py``, kind ``settings``).
     prefix_settings: tuple[str, ...] = ()
@@ -377,10 +406,9 @@ class Profile:
             for r in self.continuation.rules
         ):
             out.append("continuation (a citation for every rule)")
-        if any(
-            not (u.why and u.citation.url and u.citation.quote and u.citation.checked)
-            for u in self.unseen
-        ):
+        cited = [(u.why, u.citation) for u in self.unseen]
+        cited += [(h.why, h.citation) for h in self.shorthand]
+        if any(not (why and c.url and c.quote and c.checked) for why, c in cited):
             out.append("unseen (words and a citation for every member)")
         if (self.probe is not None or self.summary is not None) and self.transport is None:
             out.append("transport (its probe or summary fetch calls the provider)")

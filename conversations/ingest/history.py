@@ -238,17 +238,21 @@ def _speaks(m: Message) -> bool:
     return m.role == "user" and any(b.cls is BlockClass.VISIBLE for b in m.blocks)
 
 
-def _branch_kind(fmt: str, sent: Message, stored: StoredMessage) -> str:
-    """The branch a history starts by sending ``sent`` where the path it follows holds
-    ``stored`` (and nothing of that path after it): ``edited`` when the customer speaks in
-    both, ``restarted`` when both are tool results (or other messages of a customer's or a
-    tool's, of one role); "" otherwise: a message of the model's, the system's, or another
-    format's changed is a rewrite, not a branch."""
+def _branch_kind(fmt: str, sent: Message, stored: StoredMessage, at: int) -> str:
+    """The branch a history starts by sending ``sent`` at position ``at`` where the path it
+    follows holds ``stored`` (and nothing of that path after it): ``edited`` when the customer
+    speaks in both, ``restarted`` when both are tool results (or other messages of a customer's
+    or a tool's, of one role), or at the very start (a new thread: another system prompt and
+    question, as an agent framework's sub-agents post under one conversation); "" otherwise: a
+    message of the model's, a system prompt under a stored history, or a message of another
+    format changed is a rewrite, not a branch."""
     if stored.format != fmt or stored.from_response or stored.role != sent.role:
         return ""
     if stored.role == "user" and _speaks(sent):
         return EDITED
-    return RESTARTED if stored.role in ("user", "tool") else ""
+    if stored.role in ("user", "tool") or (at == 0 and sent.role != "assistant"):
+        return RESTARTED
+    return ""
 
 
 def _reference(
@@ -354,7 +358,7 @@ def exchange_plan(
                     )
                     if sequence is not None:
                         again[i] = sequence
-                kind = _branch_kind(fmt, history[k], conversation.messages[reference[k]])
+                kind = _branch_kind(fmt, history[k], conversation.messages[reference[k]], k)
                 if again or not kind:
                     rewritten_at = k
                     for i in range(k, len(history)):

@@ -23,6 +23,7 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Shorthand,
     Transport,
     Unseen,
     UsageProfile,
@@ -318,5 +319,18 @@ PROFILE = Profile(
     capture=Capture(paths=("/v1/messages",)),
     probe=Probe(path="/v1/messages", bodies=_probes),
     unseen=UNSEEN,
+    shorthand=(
+        Shorthand(
+            "content",
+            frozenset({"text"}),
+            "a message's text as a string or as one text block",
+            Citation(
+                url="https://www.rubydoc.info/gems/anthropic/Anthropic/Models/MessageParam",
+                quote="#content ⇒ String, Array<Anthropic::Models::TextBlockParam, ...> (a "
+                "string stands for one text block)",
+                checked="2026-12-04",
+            ),
+        ),
+    ),
     prefix_settings=("system", "tools"),
 )

@@ -255,6 +255,21 @@ def _parse_response(text: Any, params: Params) -> list[Message]:
             code="empty",
         )
     choice = expect(choices[0], dict, field=field, at="$.choices[0]")
+    finish_reason = _opt(choice, "finish_reason", str, field=field, at="$.choices[0]")
+    params.response_model = _opt(body, "model", str, field=field, at="$")
+    params.response_id = _opt(body, "id", str, field=field, at="$")
+    usage = _opt(body, "usage", dict, field=field, at="$")
+    if usage is not None:
+        params.usage = _usage(usage, field=field, at="$.usage")
+    if "message" not in choice and finish_reason is not None:
+        # Azure OpenAI's content filter answers 200 with a choice that has a finish reason
+        # (``content_filter``) and no message: the model said nothing the customer saw. The
+        # exchange is stored with that finish (a refusal) and no answer.
+        params.stop_reason = finish_reason
+        kind = PROFILE.finish(finish_reason)
+        params.truncated = kind is Finish.TRUNCATED
+        params.refusal = kind is Finish.REFUSED
+        return []
     value = _req(choice, "message", dict, field=field, at="$.choices[0]")
     # The exact bytes of choices[0].message, three levels down: no re-serialisation.
     first = element_spans(members["choices"], field=field, at="$.choices")[0]
@@ -262,13 +277,7 @@ def _parse_response(text: Any, params: Params) -> list[Message]:
     at = "$.choices[0].message"
     role = _opt(value, "role", str, field=field, at=at) or "assistant"
     message = Message(role=role, raw=raw, blocks=_blocks(value, role, field=field, at=at))
-
-    params.response_model = _opt(body, "model", str, field=field, at="$")
-    params.response_id = _opt(body, "id", str, field=field, at="$")
-    usage = _opt(body, "usage", dict, field=field, at="$")
-    if usage is not None:
-        params.usage = _usage(usage, field=field, at="$.usage")
-    _finish(params, _opt(choice, "finish_reason", str, field=field, at="$.choices[0]"), message)
+    _finish(params, finish_reason, message)
     return [message]
 
 
@@ -290,6 +299,12 @@ def _indexed(value: list[Any]) -> bool:
 # every piece (OpenRouter sends a ``reasoning_details`` entry's ``format``, "anthropic-claude-v1",
 # and its ``id`` with each piece): kept as the provider sends them, not concatenated.
 _WHOLE_ENTRY_MEMBERS = frozenset({"index", "type", "format", "id"})
+
+
+# Members of a delta that a provider resends whole with every chunk (Groq's gpt-oss deltas say
+# ``"channel": "analysis"`` in each): kept as sent, not concatenated (the SDK makes them
+# ``analysisanalysis...``; docs/formats.md).
+_WHOLE_DELTA_KEYS = frozenset({"channel"})
 
 
 def _merge_entries(acc: list[Any], value: list[Any]) -> None:
@@ -429,6 +444,8 @@ class _Accumulator:
                 role = _opt(delta, key, str, field=field, at=at)
                 if role is not None:
                     self.message.setdefault("role", role)
+            elif key in _WHOLE_DELTA_KEYS and isinstance(value, str):
+                self.message[key] = value  # resent whole with every delta: the provider's
             elif key == "content" and (isinstance(value, list) or _chunked(self.message)):
                 self.chunks(value, f"{at}.content")
             elif key in _STRING_DELTAS:
@@ -454,12 +471,13 @@ class _Accumulator:
             return
         if not isinstance(value, str):
             expect(value, list, field="stream", at=at)
-        content = self.message.get("content")
         if not _chunked(self.message):
-            before = join_pieces(content) if isinstance(content, _Pieces) else content
-            content = self.message["content"] = []
+            before = self.message.get("content")
+            before = join_pieces(before) if isinstance(before, _Pieces) else before
+            self.message["content"] = []
             if isinstance(before, str) and before:
-                content.append({"type": "text", "text": _Pieces([before])})
+                self.message["content"].append({"type": "text", "text": _Pieces([before])})
+        content: list[Any] = self.message["content"]
         for j, chunk in enumerate([value] if isinstance(value, str) else value):
             if isinstance(chunk, str):
                 chunk = {"type": "text", "text": chunk}

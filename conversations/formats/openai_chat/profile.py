@@ -26,6 +26,7 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Shorthand,
     Transport,
     Unseen,
     UsageProfile,
@@ -239,6 +240,40 @@ UNSEEN = (
     Unseen(("function_call",), None, "a deprecated function_call: null", _REQUEST_ASSISTANT),
     Unseen(("tool_calls",), None, "tool_calls: null (no call)", _REQUEST_ASSISTANT),
     Unseen(("tool_calls",), [], "tool_calls: [] (no call)", _REQUEST_ASSISTANT),
+    Unseen(("annotations",), None, "an answer's annotations: null", _REQUEST_ASSISTANT),
+    Unseen(
+        ("prefix",),
+        False,
+        "prefix: false (Mistral's default: the message is no prefix to complete)",
+        Citation(
+            url="https://docs.rs/crate/mistral-openapi-client/latest/source/docs/"
+            "AssistantMessage.md",
+            quote="prefix | Option<bool> | Set this to `true` when adding an assistant message "
+            "as prefix to condition the model response. ... | [optional][default to false] "
+            "(generated from Mistral's OpenAPI document)",
+            checked="2026-12-04",
+        ),
+    ),
+    Unseen(
+        ("tool_calls", "*", "type"),
+        "function",
+        'a tool call\'s type "function" (the only type of a function call; servers that leave '
+        "it out mean it)",
+        Citation(
+            url="https://docs.rs/crate/openai-client-base/latest/source/docs/"
+            "ChatCompletionMessageToolCall.md",
+            quote="r#type | String | The type of the tool. Currently, only `function` is "
+            "supported.",
+            checked="2026-12-04",
+        ),
+    ),
+    Unseen(
+        ("content",),
+        [],
+        "content: [] on a message that only calls tools",
+        _CONTENT,
+        beside="tool_calls",
+    ),
     Unseen(
         ("content",),
         None,
@@ -317,6 +352,14 @@ PROFILE = Profile(
     inline=INLINE,
     probe=Probe(path="/v1/chat/completions", bodies=_probes),
     unseen=UNSEEN,
+    shorthand=(
+        Shorthand(
+            "content",
+            frozenset({"text"}),
+            "a message's text as a string or as one text part",
+            _CONTENT,
+        ),
+    ),
     prefix_settings=("tools",),
     endpoint=ENDPOINT,
 )

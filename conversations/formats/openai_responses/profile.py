@@ -21,6 +21,7 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Shorthand,
     SummaryFetch,
     Transport,
     Unseen,
@@ -156,6 +157,43 @@ UNSEEN = (
         of_type="reasoning",
     ),
     Unseen(
+        ("type",),
+        "message",
+        'a message item\'s type "message" (the type of an item with a role)',
+        Citation(
+            url="https://v03.api.js.langchain.com/interfaces/_langchain_openai.OpenAIClient."
+            "Responses.ResponseInputMessageItem.html",
+            quote='type?: "message" The type of the message input. Always set to message.',
+            checked="2026-12-04",
+        ),
+    ),
+    Unseen(
+        ("encrypted_content",),
+        None,
+        "a reasoning item's encrypted_content: null (none was asked for)",
+        Citation(
+            url="https://docs.rs/crate/openai-client-base/latest/source/docs/ReasoningItem.md",
+            quote="encrypted_content | Option<String> | The encrypted content of the reasoning "
+            "item - populated when a response is generated with `reasoning.encrypted_content` "
+            "in the `include` parameter. | [optional]",
+            checked="2026-12-04",
+        ),
+        of_type="reasoning",
+    ),
+    Unseen(
+        ("action", "sources"),
+        None,
+        "a web search's sources: null (none were asked for)",
+        Citation(
+            url="https://www.rubydoc.info/gems/openai/OpenAI/Models/Responses/"
+            "ResponseFunctionWebSearch/Action/Search/Source",
+            quote="#initialize(query:, sources: nil, type: :search) (the official SDK's web "
+            "search action: sources default to nil, which is not sent)",
+            checked="2026-12-04",
+        ),
+        of_type="web_search_call",
+    ),
+    Unseen(
         ("content", "*", "logprobs"),
         [],
         "an output_text part's empty logprobs list",
@@ -254,5 +292,20 @@ PROFILE = Profile(
     capture=Capture(paths=("/responses",)),
     probe=Probe(path="/v1/responses", bodies=_probes),
     unseen=UNSEEN,
+    shorthand=(
+        Shorthand(
+            "content",
+            frozenset({"output_text", "input_text"}),
+            "a message's text as a string or as one text part",
+            Citation(
+                url="https://v03.api.js.langchain.com/interfaces/_langchain_openai.OpenAIClient."
+                "Responses.EasyInputMessage.html",
+                quote="content: string | ResponseInputMessageContentList; ... Text, image, or "
+                "audio input to the model, used to generate a response. Can also contain "
+                "previous assistant responses.",
+                checked="2026-12-04",
+            ),
+        ),
+    ),
     prefix_settings=("instructions", "prompt", "tools"),
 )
