@@ -194,15 +194,20 @@ CHANGES = {
 
 def _changed(recorded: list[Recorded], change: str) -> tuple[list[Recorded], int] | None:
     """The cassette with its last request that sends an answer back changed (and the index of
-    that exchange), or None when no request offers what ``change`` needs."""
+    that exchange), or None when no request offers what ``change`` needs. Only what the
+    request sends back is changed: the previous request's history and the answer after it (a
+    message the framework adds to the new request is no history of the conversation's)."""
     for n in range(len(recorded) - 1, 0, -1):
-        found = _history(recorded[n].request)
-        if found is None:
+        found, before = _history(recorded[n].request), _history(recorded[n - 1].request)
+        if found is None or before is None:
             continue
         key, items = found
+        sent_back = len(before[1]) + 1
         items = copy.deepcopy(items)
-        if not any(_is_answer(e) for e in items) or not CHANGES[change](items):
+        head, tail = items[:sent_back], items[sent_back:]
+        if not any(_is_answer(e) for e in head) or not CHANGES[change](head):
             continue
+        items = head + tail
         body = json.loads(recorded[n].request)
         body[key] = items
         changed = Recorded(

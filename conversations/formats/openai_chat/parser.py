@@ -36,6 +36,7 @@ extended as one file.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -587,6 +588,16 @@ def _parse_stream(text: Any, params: Params, *, cancelled: bool = False) -> list
             acc.done = True
             break
         at = f"$[{event.index}].data"
+        if event.event == "error":
+            # An error event (or a server's ``error:`` line) ends the stream: the message is
+            # what arrived, the exchange records the error (its type or code when it says one).
+            try:
+                value = json.loads(event.data)
+            except ValueError:
+                value = None
+            detail = value.get("error", value) if isinstance(value, dict) else None
+            acc.chunk({"error": detail if isinstance(detail, dict) else {}}, at)
+            break
         try:
             data = expect(_event_data(event), dict, field=field, at=at)
         except FormatError as exc:

@@ -241,6 +241,20 @@ UNSEEN = (
     Unseen(("tool_calls",), None, "tool_calls: null (no call)", _REQUEST_ASSISTANT),
     Unseen(("tool_calls",), [], "tool_calls: [] (no call)", _REQUEST_ASSISTANT),
     Unseen(("annotations",), None, "an answer's annotations: null", _REQUEST_ASSISTANT),
+    *(
+        Unseen(
+            (key,),
+            None,
+            f"{key}: null (no reasoning: OpenRouter, DeepSeek)",
+            Citation(
+                url="https://reference.langchain.com/javascript/langchain-openrouter/OpenRouter/"
+                "ChatStreamingMessageChunk",
+                quote="property reasoning : string | null ... property refusal : string | null",
+                checked="2026-12-04",
+            ),
+        )
+        for key in REASONING_KEYS
+    ),
     Unseen(
         ("prefix",),
         False,

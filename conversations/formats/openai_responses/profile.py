@@ -191,7 +191,7 @@ UNSEEN = (
             "search action: sources default to nil, which is not sent)",
             checked="2026-12-04",
         ),
-        of_type="web_search_call",
+        of_type="search",  # the action's own type
     ),
     Unseen(
         ("content", "*", "logprobs"),
