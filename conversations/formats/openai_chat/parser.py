@@ -262,14 +262,13 @@ def _parse_response(text: Any, params: Params) -> list[Message]:
     usage = _opt(body, "usage", dict, field=field, at="$")
     if usage is not None:
         params.usage = _usage(usage, field=field, at="$.usage")
-    if "message" not in choice and finish_reason is not None:
-        # Azure OpenAI's content filter answers 200 with a choice that has a finish reason
-        # (``content_filter``) and no message: the model said nothing the customer saw. The
-        # exchange is stored with that finish (a refusal) and no answer.
+    if "message" not in choice and PROFILE.finish(finish_reason or "") is Finish.REFUSED:
+        # Azure OpenAI's content filter answers 200 with a choice that has a refusing finish
+        # reason (``content_filter``) and no message: the model said nothing the customer saw.
+        # The exchange is stored with that finish (a refusal) and no answer. Any other finish
+        # without a message is no answer at all: refused below (``missing``).
         params.stop_reason = finish_reason
-        kind = PROFILE.finish(finish_reason)
-        params.truncated = kind is Finish.TRUNCATED
-        params.refusal = kind is Finish.REFUSED
+        params.refusal = True
         return []
     value = _req(choice, "message", dict, field=field, at="$.choices[0]")
     # The exact bytes of choices[0].message, three levels down: no re-serialisation.
