@@ -94,6 +94,8 @@ def _body(part: dict[str, Any]) -> str | None:
 
 def _format(uri: str) -> str | None:
     path = urlsplit(uri).path.rstrip("/")
+    if "/threads/" in path:
+        return None  # the Assistants API's thread messages: no provider call of a format
     for suffix, fmt in FORMAT_OF:
         if path.endswith(suffix):
             return fmt
@@ -122,8 +124,8 @@ def cassette(path: Path) -> Iterator[Recorded]:
         if fmt is None or str(request.get("method", "POST")).upper() != "POST" or status != 200:
             continue
         body, answer = _body(request), _body(response)
-        if body is None or answer is None:
-            continue
+        if not body or not answer or not answer.strip():
+            continue  # a body the cassette did not keep: nothing was recorded to post
         parts = urlsplit(str(request["uri"]))
         endpoint = parts.path + (f"?{parts.query}" if parts.query else "")
         kind = _header(response.get("headers"), "content-type")
