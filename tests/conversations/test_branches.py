@@ -64,12 +64,24 @@ def said(text: str) -> dict[str, Any]:
     return {"role": "assistant", "content": [{"type": "text", "text": text}]}
 
 
-def post(api: APIClient, messages: list[Any], reply: list[Any] | str, *,
-         conversation: str = "b1", stop: str = "end_turn") -> dict[str, Any]:  # fmt: skip
+def post(
+    api: APIClient,
+    messages: list[Any],
+    reply: list[Any] | str,
+    *,
+    conversation: str = "b1",
+    stop: str = "end_turn",
+) -> dict[str, Any]:
     content = [{"type": "text", "text": reply}] if isinstance(reply, str) else reply
-    response = {"id": "msg", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-                "content": content, "stop_reason": stop,
-                "usage": {"input_tokens": 10, "output_tokens": 5}}  # fmt: skip
+    response = {
+        "id": "msg",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": content,
+        "stop_reason": stop,
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+    }
     body = {
         "conversation": conversation,
         "customer": "cus-b",
@@ -109,8 +121,10 @@ def test_a_regenerate_is_a_branch_and_both_paths_replay(api: APIClient) -> None:
     first = post(api, TURN, "Tomorrow.")
     again = post(api, TURN, "On Friday.")  # regenerate: the same history without its answer
     assert (again["branch"], again["branched_at"], again["history_rewritten"]) == (
-        REGENERATED, 3, False,
-    )  # fmt: skip
+        REGENERATED,
+        3,
+        False,
+    )
     assert again["sequences"] == [4]  # only the new answer is stored
     assert replay(api) == [*TURN, said("On Friday.")]
     assert replay(api, first["exchange"]) == [*TURN, said("Tomorrow.")]
@@ -140,8 +154,10 @@ CALL = {"type": "tool_use", "id": "toolu_1", "name": "get_order", "input": {"id"
 
 
 def _answered(result: str) -> list[Any]:
-    answer = {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_1", "content": result}]}  # fmt: skip
+    answer = {
+        "role": "user",
+        "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": result}],
+    }
     return [user("Where is O-1?"), {"role": "assistant", "content": [CALL]}, answer]
 
 
@@ -151,8 +167,10 @@ def test_a_tool_run_again_is_a_restarted_step(api: APIClient) -> None:
     post(api, _answered("timeout"), "It timed out.", conversation="loop")
     again = post(api, _answered("shipped"), "Shipped.", conversation="loop")  # run again
     assert (again["branch"], again["branched_at"], again["history_rewritten"]) == (
-        RESTARTED, 2, False,
-    )  # fmt: skip
+        RESTARTED,
+        2,
+        False,
+    )
     assert flagged("loop") == []
 
 
@@ -162,8 +180,10 @@ def test_a_changed_answer_of_the_model_is_still_a_rewrite_not_a_branch(api: APIC
     # The last answer edited before the next question: the model's own words changed.
     changed = post(api, [TURN[0], said("Shipped!"), TURN[2]], "Tomorrow.")
     assert (changed["history_rewritten"], changed["rewritten_at"], changed["branch"]) == (
-        True, 1, "",
-    )  # fmt: skip
+        True,
+        1,
+        "",
+    )
     # A message dropped with the rest sent again.
     post(api, [*TURN, said("Tomorrow."), user("Thanks")], "Welcome.", conversation="drop")
     dropped = post(api, [TURN[0], TURN[2], said("Tomorrow.")], "Hm.", conversation="drop")
@@ -177,13 +197,29 @@ def test_a_previous_response_id_continues_its_own_path(api: APIClient) -> None:
         request: dict[str, Any] = {"model": "gpt-5.5", "input": items}
         if previous:
             request["previous_response_id"] = previous
-        response = {"id": rid, "object": "response", "status": "completed", "model": "gpt-5.5",
-                    "output": [{"type": "message", "id": f"m_{rid}", "role": "assistant",
-                                "status": "completed",
-                                "content": [{"type": "output_text", "text": text}]}],
-                    "usage": {"input_tokens": 5, "output_tokens": 5}}  # fmt: skip
-        body = {"conversation": "prev", "customer": "c", "format": "openai.responses",
-                "request": json.dumps(request), "response": json.dumps(response)}  # fmt: skip
+        response = {
+            "id": rid,
+            "object": "response",
+            "status": "completed",
+            "model": "gpt-5.5",
+            "output": [
+                {
+                    "type": "message",
+                    "id": f"m_{rid}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": text}],
+                }
+            ],
+            "usage": {"input_tokens": 5, "output_tokens": 5},
+        }
+        body = {
+            "conversation": "prev",
+            "customer": "c",
+            "format": "openai.responses",
+            "request": json.dumps(request),
+            "response": json.dumps(response),
+        }
         answer = post_json(api, URL, body)
         assert answer.status_code == 201, answer.content
         return answer.json()
@@ -265,3 +301,21 @@ def test_export_covers_every_branch(api: APIClient, client: Any) -> None:
     assert "regenerated at message 4" in text.lower()
     data = json.loads(client.get(f"/conversations/{pk}/export.json").content)
     assert [b["where"] for b in data["branches"]] == ["regenerated at message 4"]
+
+
+@pytest.mark.django_db
+def test_the_subject_access_package_carries_every_branch(api: APIClient) -> None:
+    from retention.access.report import subject_access_read
+
+    post(api, TURN[:1], "Shipped.")
+    post(api, TURN, "MARK-FIRST-BRANCH")
+    post(api, TURN, "MARK-SECOND-BRANCH")
+    report = subject_access_read(
+        user=None, customer="cus-b", purpose="DSAR 1", fmt="json", package=True
+    )
+    ((_, transcript),) = report.transcripts
+    said = [t for turn in transcript.turns for t in turn.text]
+    assert "MARK-SECOND-BRANCH" in said and "MARK-FIRST-BRANCH" not in said
+    (other,) = transcript.branches
+    assert other.where == "regenerated at message 4"
+    assert [t for turn in other.turns for t in turn.text] == ["MARK-FIRST-BRANCH"]
