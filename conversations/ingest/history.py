@@ -288,10 +288,12 @@ def exchange_plan(
       ``P`` goes on with a message the model wrote (the same history without the answer),
       ``restarted`` otherwise;
     - the history differs from ``P`` at ``k``: a branch when the message sent there is one the
-      model did not write, in place of another such (``edited`` when the customer speaks in it,
-      ``restarted`` otherwise: a tool result run again), and nothing of ``P`` after ``k`` is sent
-      again; otherwise the history was **rewritten** at ``k`` (a message of the model's edited or
-      dropped, messages reordered, ``P``'s later messages sent after a change): flagged, and
+      model did not write, in place of another such of the same role and format (``edited`` when
+      the customer speaks in it, ``restarted`` otherwise: a tool result run again, or at ``k ==
+      0`` a new thread, another system prompt and question), and nothing of ``P`` after ``k`` is
+      sent again (``_branch_kind``); otherwise the history was **rewritten** at ``k`` (a
+      message of the model's edited or dropped, messages reordered, ``P``'s later messages sent
+      after a change): flagged, and
       classified by ``rewrites.classify`` against ``P``'s messages from ``k`` on.
 
     The path is the history's messages (stored ones where they match, by content, wherever they
