@@ -8,7 +8,8 @@ and the replica scope of the reading pages.
 2. Every request gets an id: the ``X-Request-ID`` a proxy sent (1-64 characters of
    ``[A-Za-z0-9._:-]``) or a fresh one, on every log record written meanwhile and on the answer.
 3. Every answer is timed and counted per route *name* (``conversation-detail``, never the path,
-   which holds ids and share tokens), and the ingest endpoints' outcomes are counted from their
+   which holds ids and share tokens) and per method (a method it does not know is ``other``:
+   labels are fixed words, so no client can grow the scrape), and the ingest endpoints' outcomes are counted from their
    answers (``metrics.count_api_answer``).
 4. With read replicas configured: the GET of a reading page (``READING_PAGES``) runs in
    ``replica_reads()``, so the router may serve it from a fresh replica; a human write (any other
@@ -58,12 +59,21 @@ READING_PAGES = frozenset(
 # taking any away (an erasure raises its own).
 INGEST_ROUTES = frozenset({"api-exchange-create", "api-live-chunks", "api-conversation-events"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# The methods the metrics and the log name; any other (a client may send any token, in any case,
+# of any length, and uvicorn passes it on) is counted as "other", so no client can add series.
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 def _request_id(request: HttpRequest) -> str:
     given = request.headers.get("X-Request-ID", "")
     return given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+
+
+def method_label(request: HttpRequest) -> str:
+    """The request's method as a label: one of ``KNOWN_METHODS`` or ``other``."""
+    method = request.method or ""
+    return method if method in KNOWN_METHODS else "other"
 
 
 def _route_of(request: HttpRequest) -> str:
@@ -96,7 +106,7 @@ class OpsMiddleware:
             else:
                 response, route = self._page(request)
             seconds = time.perf_counter() - started
-            method = request.method or ""
+            method = method_label(request)
             metrics.REQUEST_SECONDS.labels(route, method).observe(seconds)
             metrics.RESPONSES.labels(route, method, str(response.status_code)).inc()
             metrics.count_api_answer(route, response)
