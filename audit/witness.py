@@ -172,9 +172,7 @@ def _lines(database: str, source: str | None) -> Iterator[Head]:
                 named, head = parse_head(text)
             except ValueError as exc:  # UnicodeDecodeError is one
                 reason = "it is not UTF-8" if isinstance(exc, UnicodeDecodeError) else exc
-                raise ValueError(
-                    f"{path}: line {number} is not a witness head: {reason}"
-                ) from None
+                raise ValueError(f"{path}: line {number} is not a witness head: {reason}") from None
             if named == database:
                 yield head
 

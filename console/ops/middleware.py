@@ -9,8 +9,8 @@ and the replica scope of the reading pages.
    ``[A-Za-z0-9._:-]``) or a fresh one, on every log record written meanwhile and on the answer.
 3. Every answer is timed and counted per route *name* (``conversation-detail``, never the path,
    which holds ids and share tokens) and per method (a method it does not know is ``other``:
-   labels are fixed words, so no client can grow the scrape), and the ingest endpoints' outcomes are counted from their
-   answers (``metrics.count_api_answer``).
+   labels are fixed words, so no client can grow the scrape), and the ingest endpoints' outcomes
+   are counted from their answers (``metrics.count_api_answer``).
 4. With read replicas configured: the GET of a reading page (``READING_PAGES``) runs in
    ``replica_reads()``, so the router may serve it from a fresh replica; a human write (any other
    method, on any route but the chat backend's ingest) raises the replicas' fence once answered,

@@ -189,9 +189,7 @@ def test_a_bad_witness_line_is_named(settings: Any, line: str, reason: str) -> N
     assert len(good) == 1
     head = json.loads(good[0])
     key = line.split(":")[0].strip('"')
-    bad = ", ".join(
-        line if k == key else f'"{k}": {json.dumps(v)}' for k, v in head.items()
-    )
+    bad = ", ".join(line if k == key else f'"{k}": {json.dumps(v)}' for k, v in head.items())
     path.write_text(good[0] + "\n" + "{" + bad + "}\n")
     text = refused()
     assert f"{path}: line 2 is not a witness head: " in text

@@ -168,9 +168,11 @@ def test_a_method_no_one_knows_adds_no_series(client: Client, metrics_token: str
     seen = {s.labels.get("method") for samples in after.values() for s in samples}
     assert seen - {None} <= {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"}
     # The healthz "other" series counted every one; the unknown path's adds its route's only.
-    assert value(after, "console_http_responses_total", route="healthz", method="other") - value(
-        before, "console_http_responses_total", route="healthz", method="other"
-    ) == len(methods) - 2
+    assert (
+        value(after, "console_http_responses_total", route="healthz", method="other")
+        - value(before, "console_http_responses_total", route="healthz", method="other")
+        == len(methods) - 2
+    )
     # What is new: the healthz route's GET and POST, and the unknown path's "other": fixed words.
     added = [dict(labels) for _, labels in series(after) - series(before)]
     assert added
