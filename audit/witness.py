@@ -141,7 +141,7 @@ def parse_head(raw: str) -> tuple[str, Head]:
         digest=_whole(line, "digest", 1),
         first_position=_whole(line, "first_position", 0),
         last_position=_whole(line, "last_position", 0),
-        hash=line.get("hash") if isinstance(line.get("hash"), str) else "",
+        hash=line["hash"] if isinstance(line.get("hash"), str) else "",
     )
     if not _HEX64.fullmatch(head.hash):
         raise ValueError("'hash' is not 64 hexadecimal digits")

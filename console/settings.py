@@ -509,7 +509,9 @@ AUTHENTICATION_BACKENDS = [
     "guardian.backends.ObjectPermissionBackend",
 ]
 # SCIM 2.0 at /scim/v2/ (console/people/scim/, django-scim2), for a token of scope "scim"
-# (`manage.py create_service_token NAME --scope scim`).
+# (`manage.py create_service_token NAME --scope scim`). A body over SCIM_MAX_BODY_BYTES is a 413
+# (a group of ten thousand members is about a megabyte).
+SCIM_MAX_BODY_BYTES = env.int("SCIM_MAX_BODY_BYTES", default=2 * 1024 * 1024)
 _SCIM_BEARER = {"type": "oauthbearertoken", "name": "Bearer token", "primary": True}
 SCIM_SERVICE_PROVIDER = {
     "NETLOC": "unused: locations are built from each request",
