@@ -15,7 +15,9 @@
 // kept in an index -> type map, and a delta is shown only when the block its index names is of a
 // visible type. Nothing is guessed from a delta's shape. A visible block of a type INLINE names
 // may open with the model's <think>...</think> (servers without a reasoning parser): that span is
-// thinking, counted and never shown, even when a tag is cut across chunks. The server also
+// thinking, counted and never shown, even when a tag is cut across chunks, and whichever way the
+// tag is spelled: its name in any case, attributes after it (<think reason="x">), whitespace
+// before a closing tag's ">" (the rule of conversations/formats/profile.py's Inline). The server also
 // redacts; this module does not (a customer widget shows the customer their own words).
 // CLASSES and INLINE are the formats' profiles (conversations/formats/<name>/profile.py); the
 // test suite holds them equal.
@@ -48,19 +50,24 @@ export const CLASSES = {
   },
 };
 
-// Deliberation written into a visible block's text, per format: [open, close] at the start of a
-// block of one of `types` (after whitespace) is a `never` block of its own.
+// Deliberation written into a visible block's text, per format: the element `tag` at the start
+// of a block of one of `types` (after whitespace) is a `never` block of its own.
 export const INLINE = {
-  "openai.chat": { types: ["content"], never: "think", open: "<think>", close: "</think>" },
-  "ai-sdk.ui": { types: ["text"], never: "think", open: "<think>", close: "</think>" },
+  "openai.chat": { types: ["content"], never: "think", tag: "think" },
+  "ai-sdk.ui": { types: ["text"], never: "think", tag: "think" },
 };
 
 const WS = " \t\n\r";
+const ATTRS = WS + "/";
 
 // The inline span read piece by piece (conversations/formats/live.py's InlineSplit): its state is
-// where the tags are matched and the whitespace held, never a character of the deliberation.
-// Returns [visible text, deliberation characters read].
+// where the tags are matched (and which letters of the opening name came in upper case) and the
+// whitespace held, never a character of the deliberation. Returns [visible text, deliberation
+// characters read].
 function splitFeed(rule, s, piece) {
+  const name = `<${rule.tag.toLowerCase()}`;
+  const close = `</${rule.tag.toLowerCase()}`;
+  const held = () => [...name.slice(0, s.m)].map((c, i) => ((s.up >> i) & 1 ? c.toUpperCase() : c)).join("");
   const visible = [];
   let hidden = 0;
   let i = 0;
@@ -72,21 +79,26 @@ function splitFeed(rule, s, piece) {
     const c = piece[i];
     if (s.at === "start") {
       if (s.m === 0 && WS.includes(c)) s.ws += c;
-      else if (c === rule.open[s.m]) {
+      else if (s.m < name.length && c.toLowerCase() === name[s.m]) {
+        if (c !== c.toLowerCase()) s.up |= 1 << s.m;
         s.m += 1;
-        if (s.m === rule.open.length) {
-          Object.assign(s, { at: "inside", ws: "", m: 0 });
-          hidden += rule.open.length;
-        }
+      } else if (s.m === name.length && (c === ">" || ATTRS.includes(c))) {
+        hidden += name.length + 1;
+        Object.assign(s, { at: c === ">" ? "inside" : "attrs", ws: "", m: 0, up: 0 });
       } else {
-        visible.push(s.ws + rule.open.slice(0, s.m));
-        Object.assign(s, { at: "visible", ws: "", m: 0 });
+        visible.push(s.ws + held());
+        Object.assign(s, { at: "visible", ws: "", m: 0, up: 0 });
         continue;
       }
+    } else if (s.at === "attrs") {
+      hidden += 1;
+      if (c === ">") s.at = "inside";
     } else if (s.at === "inside") {
       hidden += 1;
-      s.m = advance(rule.close, s.m, c);
-      if (s.m === rule.close.length) Object.assign(s, { at: "after", m: 0 });
+      if (s.m === close.length) {
+        if (c === ">") Object.assign(s, { at: "after", m: 0 });
+        else if (!WS.includes(c)) s.m = advance(close, 0, c.toLowerCase());
+      } else s.m = advance(close, s.m, c.toLowerCase());
     } else if (s.at === "after" && !WS.includes(c)) {
       s.at = "visible";
       continue;
@@ -217,7 +229,7 @@ class Filter {
     this.blocks.set(key, { type, cls, chars: 0, t0: this.now(), done: false, name });
     const rule = INLINE[this.format];
     if (cls === "visible" && rule && rule.types.includes(type)) {
-      this.blocks.get(key).inline = { at: "start", ws: "", m: 0 };
+      this.blocks.get(key).inline = { at: "start", ws: "", m: 0, up: 0 };
     }
     if (cls === "never") this.emit({ type: "thinking", state: "started", block: key, seconds: 0, tokens: 0 });
     else if (cls === "audit") this.emit({ type: "tool", state: "started", block: key, name: name || type });
@@ -239,7 +251,7 @@ class Filter {
         this.open(span, rule.never);
         this.countChars(span, hidden);
       }
-      if (b.inline.at !== "inside") this.end(span);
+      if (b.inline.at !== "inside" && b.inline.at !== "attrs") this.end(span);
       piece = visible;
       if (!piece) return;
     }

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...blocks import BlockClass
+from ..live import split_inline
 from ..profile import (
     ANY,
     Capture,
@@ -152,13 +153,9 @@ def _split(message: Any) -> tuple[int, int]:
     content = message.get("content")
     other = 0
     if isinstance(content, str):
-        stripped = content.lstrip()
-        if stripped.startswith(INLINE.open):
-            end = stripped.find(INLINE.close)
-            cut = len(stripped) if end < 0 else end + len(INLINE.close)
-            reasoning += cut
-            stripped = stripped[cut:]
-        other += len(stripped)
+        span, visible = split_inline(content, INLINE)
+        reasoning += span or 0
+        other += len(visible.lstrip()) if span is None else len(visible)
     for call in message.get("tool_calls") or ():
         function = call.get("function") if isinstance(call, dict) else None
         arguments = function.get("arguments") if isinstance(function, dict) else None
