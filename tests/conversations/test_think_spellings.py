@@ -81,8 +81,7 @@ def test_the_live_events_never_carry_the_span(api: APIClient, spelled: str, name
     pk = stored_conversation(api, f"live-think-{name}", "openai.chat")
     content = spelled.format(m=marker) + ANSWER
     pieces = [content[i : i + 3] for i in range(0, len(content), 3)]
-    seq = 0
-    for piece in pieces:
+    for seq, piece in enumerate(pieces):
         event = {
             "id": "c2",
             "object": "chat.completion.chunk",
@@ -93,7 +92,6 @@ def test_the_live_events_never_carry_the_span(api: APIClient, spelled: str, name
             None, f"live-think-{name}", seq, f"data: {json.dumps(event)}\n\n", format="openai.chat"
         )
         assert send(api, body).status_code == 202
-        seq += 1
     events = state.events_after(pk, 0)
     text = json.dumps(events)
     assert marker not in text and "look it up" not in text

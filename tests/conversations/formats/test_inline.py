@@ -44,8 +44,10 @@ def test_split_inline(text: str, expected: tuple[int | None, str]) -> None:
 
 _TEXT = st.lists(
     st.sampled_from(
-        ["<think>", "</think>", "<th", "ink>", "</", "think", ">", " ", "\n", "a"]
-        + ["<THINK>", "</Think>", '<think a="1">', "</think >", "<think ", "/", "TH", "K"]
+        [
+            *["<think>", "</think>", "<th", "ink>", "</", "think", ">", " ", "\n", "a"],
+            *["<THINK>", "</Think>", '<think a="1">', "</think >", "<think ", "/", "TH", "K"],
+        ]
     ),
     max_size=14,
 ).map("".join)
