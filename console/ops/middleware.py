@@ -14,21 +14,32 @@ and the replica scope of the reading pages.
 4. With read replicas configured: the GET of a reading page (``READING_PAGES``) runs in
    ``replica_reads()``, so the router may serve it from a fresh replica; a human write (any other
    method, on any route but the chat backend's ingest) raises the replicas' fence once answered,
-   so the next page read waits for a replica that has replayed it.
+   so the next page read waits for a replica that has replayed it. A page whose read on the
+   replica failed (the replica stopped answering, or cancelled a statement for a conflict with
+   recovery: ``replica_read_failed``, told by Django's ``got_request_exception``) is read again,
+   once, on the primary: the person sees the page, not a 500.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import sys
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
+from django.core.signals import got_request_exception
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
-from conversations.replicas import replica_fence_raise, replica_reads, replicas
+from conversations.replicas import (
+    replica_fence_raise,
+    replica_read_failed,
+    replica_reads,
+    replicas,
+)
 
 from . import health, logs, metrics
 
@@ -133,6 +144,14 @@ class OpsMiddleware:
             return response, _route_of(request)
         with replica_reads(enabled=_reading_page(request)) as scope:
             response = self.get_response(request)
+        if scope.failed:
+            # A read on the replica failed (the request's error response is dropped): the same
+            # GET again, every read on the primary.
+            response.close()
+            metrics.REPLICA_PAGES.labels("failed").inc()
+            with replica_reads(enabled=False):
+                response = self.get_response(request)
+            return response, _route_of(request)
         route = _route_of(request)
         if scope.decided:
             metrics.REPLICA_PAGES.labels(scope.outcome).inc()
@@ -143,3 +162,12 @@ class OpsMiddleware:
         ):
             replica_fence_raise()
         return response, route
+
+
+def _replica_read_failed(sender: Any, request: HttpRequest | None = None, **kwargs: Any) -> None:
+    """Django converts an exception raised below ``OpsMiddleware`` into a 500 response and sends
+    this signal while handling it: a database error of a replica read marks the request."""
+    replica_read_failed(sys.exc_info()[1])
+
+
+got_request_exception.connect(_replica_read_failed, dispatch_uid="console.ops.replica_read_failed")
