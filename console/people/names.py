@@ -19,7 +19,8 @@ first: two requests claiming ``Admin`` and ``admin`` at once are serialised, and
 the first's account.
 
 Accounts that collided before the check existed are not renamed: the migration reports them, and
-``username_collisions`` lists them for an administrator to resolve.
+``manage.py check --database default`` lists them (``people.W002``) for an administrator to
+resolve.
 """
 
 from __future__ import annotations

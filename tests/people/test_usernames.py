@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.checks import Tags, run_checks
 from django.db import close_old_connections, connection, transaction
 
 from console.people.models import Person
@@ -144,6 +145,10 @@ def test_the_migration_reports_collisions_and_renames_no_one() -> None:
     assert username_collisions() == [["ADMIN", "admin", "\uff21dmin"], ["BOB", "bob"]]
     names = ["admin", "ADMIN", "\uff21dmin", "bob", "BOB"]
     assert User.objects.filter(username__in=names).count() == 5
+    # manage.py check --database default names them too.
+    found = run_checks(tags=[Tags.database], databases=["default"])
+    twins = [m for m in found if m.id == "people.W002"]
+    assert len(twins) == 2 and "ADMIN, admin" in twins[0].msg
 
 
 @pytest.mark.django_db(transaction=True)
