@@ -293,12 +293,7 @@ UNAVAILABLE = b"retry: 5000\n\n: live streams unavailable for now (Redis cannot 
 
 
 async def relay(pk: int, after: int) -> AsyncGenerator[bytes, None]:
-    try:
-        hub = _hub()
-    except (RedisError, OSError):
-        logger.warning("live stream of conversation %s: Redis cannot be reached", pk)
-        yield UNAVAILABLE
-        return
+    hub = _hub()
     viewer = Viewer()
     name = state.channel(pk)
     try:
