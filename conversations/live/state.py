@@ -393,21 +393,6 @@ def forget(conversation_id: int) -> int:
     return int(removed)
 
 
-def conversations_held() -> set[int]:
-    """The conversations Redis holds live state of (an event log, a counter, open exchanges or a
-    place in "Live now"): one SCAN over the live keys, for the retention clock's sweep."""
-    r = client()
-    held: set[int] = set()
-    for part in ("log", "n", "open"):
-        for name in r.scan_iter(match=key(part, "*"), count=1000):
-            tail = (name.decode() if isinstance(name, bytes) else name).rsplit(":", 1)[1]
-            if tail.isdigit():
-                held.add(int(tail))
-    members: Any = r.zrange(key("now"), 0, -1)
-    held.update(int(m) for m in members if m.isdigit())
-    return held
-
-
 def events_after(conversation_id: int, last_id: int) -> list[Event]:
     """The kept events of a conversation with an id above ``last_id`` (a reconnect)."""
     out = []

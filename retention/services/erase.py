@@ -23,6 +23,7 @@ from django.db import transaction
 
 from conversations.keystore.keys import data_key_destroy
 from conversations.live import state as live_state
+from conversations.live.services import live_conversations_held
 from conversations.models import Conversation
 from conversations.replicas import replica_fence_raise
 
@@ -102,7 +103,7 @@ def live_state_sweep() -> int:
     forget found Redis down). Best effort, like the forget: Redis down, nothing is done now.
     Returns the conversations forgotten."""
     try:
-        held = live_state.conversations_held()
+        held = live_conversations_held()
     except redis.RedisError:
         return 0
     if not held:
