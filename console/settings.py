@@ -389,6 +389,16 @@ SIGNALS_FROM_EMAIL = env.str("SIGNALS_FROM_EMAIL", default="console@localhost")
 ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="https://api.anthropic.com")
 
+# Every other provider the console calls itself (the allowance probe, the review's summary
+# fetch): each format's profile names the settings of its provider's address and key
+# (``transport`` in conversations/formats/<name>/profile.py), read here from the environment
+# under those names, so a new format needs no line in this file.
+from conversations.formats import transport_settings  # noqa: E402 (pure: no Django)
+
+for _name, _default in transport_settings().items():
+    if _name not in globals():
+        globals()[_name] = env.str(_name, default=_default)
+
 # Continuation (conversations/continuation.py, docs/formats.md "Continuation rules"): the
 # account's Anthropic thinking regime. ``preserved``: the prefix check applies (nothing is left
 # out for the models that run it); ``legacy``: an account created before 2026-08-31, which the

@@ -143,3 +143,17 @@ def post_exchange(api: Any, **fields: Any) -> Any:
     response = post_json(api, EXCHANGES_URL, ExchangeBodyFactory(**fields))
     assert response.status_code == 201, response.content
     return response
+
+
+def demo_conversation(fmt: str) -> list[dict[str, Any]]:
+    """The bodies of the first demo conversation in format ``fmt`` (``demo_bodies`` rotates
+    through the registered formats by name)."""
+    from conversations.demo import demo_bodies
+    from conversations.formats import names
+
+    index = names().index(fmt)
+    bodies = [
+        b for b in demo_bodies(index + 1) if b["conversation"].startswith(f"conv_{index:06d}_")
+    ]
+    assert bodies and {b["format"] for b in bodies} == {fmt}
+    return bodies

@@ -1,5 +1,7 @@
 """The recorded provider payloads under tests/fixtures/providers (with their sources and licence
-table in that folder's README), turned into ingest bodies.
+table in that folder's README), turned into ingest bodies. Which format a file is in is the format
+kit's (``fixtures`` in ``conversations/formats/<name>/kit.py``): a file no kit claims, or two,
+fails here.
 
 A recording becomes one or more ``Recorded`` exchanges: the request and response bodies as JSON
 text (VCR cassettes keep JSON re-serialised as YAML, so those are serialised once here), or the
@@ -15,22 +17,12 @@ from pathlib import Path
 
 import yaml
 
+from conversations.formats import formats
+from conversations.formats.kit import Fixture
 from conversations.formats.sse import from_json_lines
 
-FIXTURES = Path(__file__).parent / "fixtures" / "providers"
-
-# The format each recording is in, by file-name prefix (after the source).
-FORMAT_OF = {
-    "anthropic": "anthropic.messages",
-    "incomplete_partial_json_response": "anthropic.messages",
-    "spliced-message-start": "anthropic.messages",
-    "test_anthropic": "anthropic.messages",
-    "test_pause_turn": "anthropic.messages",
-    "openai": "openai.responses",
-    "test_openai_responses": "openai.responses",
-    "test_reasoning_summary": "openai.responses",
-    "deepseek": "openai.chat",
-}
+ROOT = Path(__file__).parent / "fixtures"
+FIXTURES = ROOT / "providers"
 
 # Where a new stream starts inside a file holding several.
 _STREAM_START = {"message_start", "response.created"}
@@ -45,12 +37,41 @@ class Recorded:
     stream: str | None = None
 
 
+def claimed(path: str) -> tuple[str, Fixture]:
+    """The format whose kit claims ``path`` (relative to tests/fixtures/), and its entry."""
+    found = [(f.name, entry) for f in formats() if (entry := f.kit.fixture(path)) is not None]
+    if len(found) != 1:
+        raise KeyError(f"{path}: claimed by {len(found)} format kits, not one")
+    return found[0]
+
+
 def format_of(file_name: str) -> str:
-    stem = file_name.split("__", 1)[1]
-    for prefix, fmt in sorted(FORMAT_OF.items(), key=lambda kv: -len(kv[0])):
-        if stem.startswith(prefix):
-            return fmt
-    raise KeyError(file_name)
+    return claimed(f"providers/{file_name}")[0]
+
+
+@dataclass(frozen=True)
+class StreamFile:
+    name: str  # relative to tests/fixtures/
+    format: str
+    stream: str
+    request: str | None  # the request it answers, where a kit names one
+
+
+def stream_files() -> list[StreamFile]:
+    """The recorded streams outside providers/: every ``streams/*.sse`` (each claimed by one
+    format's kit), and the streams a kit names elsewhere with the request they answer
+    (``ai_sdk/assistant-stream.sse``)."""
+    names = {f"streams/{p.name}" for p in (ROOT / "streams").glob("*.sse")}
+    for fmt in formats():
+        for entry in fmt.kit.fixtures:
+            if entry.pattern.endswith(".sse") and "*" not in entry.pattern:
+                names.add(entry.pattern)
+    out = []
+    for name in sorted(names):
+        fmt_name, entry = claimed(name)
+        request = (ROOT / entry.request).read_text(encoding="utf-8") if entry.request else None
+        out.append(StreamFile(name, fmt_name, (ROOT / name).read_text(encoding="utf-8"), request))
+    return out
 
 
 def fixture_files() -> list[str]:

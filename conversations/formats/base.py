@@ -40,7 +40,12 @@ class FormatError(ValueError):
 # ``tests/conversations/test_ingest_body.py`` fails when a format raises a code not listed here,
 # or one listed here is raised nowhere).
 FORMAT_ERRORS: dict[str, str] = {
-    "response_or_stream": "neither or both of response and stream",
+    "response_or_stream": "not exactly one of response, stream and stream_base64",
+    "stream_kind": "a stream in the form its format does not take (stream_base64 for a text "
+    "stream, stream for a binary one)",
+    "not_base64": "stream_base64 is not base64 (the standard alphabet, padded)",
+    "endpoint": "the endpoint is missing where the format reads the model from it, is not a path "
+    "(it starts with /, no host), or names no model",
     "wrong_type": "a value of the wrong JSON type (a body that is not a string, an object where "
     "an array belongs)",
     "not_json": "a body (or a stream event's data) that is not valid JSON",
@@ -67,15 +72,32 @@ FORMAT_ERRORS: dict[str, str] = {
 }
 
 
-def check_output(response: str | None, stream: str | None) -> str:
-    """The body field that holds the output: exactly one of ``response`` and ``stream`` must be
-    given. The one check of it (the ingest body and every format's ``parse`` call this), with the
-    one code ``response_or_stream``."""
-    if (response is None) == (stream is None):
-        raise FormatError(
-            "give exactly one of response and stream", field="response", code="response_or_stream"
+def check_output(response: str | None, stream: str | None, stream_base64: str | None = None) -> str:
+    """The body field that holds the output: exactly one of ``response``, ``stream`` and
+    ``stream_base64`` must be given. The one check of it (the ingest body and every format's
+    ``parse`` call this), with the one code ``response_or_stream``."""
+    given = [
+        name
+        for name, value in (
+            ("response", response),
+            ("stream", stream),
+            ("stream_base64", stream_base64),
         )
-    return "response" if response is not None else "stream"
+        if value is not None
+    ]
+    if len(given) != 1:
+        raise FormatError(
+            "give exactly one of response, stream and stream_base64",
+            field="response",
+            code="response_or_stream",
+        )
+    return given[0]
+
+
+def byte_at(offset: int) -> str:
+    """The ``at`` of an error in a binary stream: the byte offset (in the decoded bytes) where
+    the bad frame starts, as ``$[offset]``."""
+    return f"$[{offset}]"
 
 
 @dataclass(frozen=True, slots=True)

@@ -61,9 +61,12 @@ class LiveOps(Protocol):
 
 
 class LiveFilter(abc.ABC):
-    """A format's live filter: stateless itself (its state is ``out.public``)."""
+    """A format's live filter: stateless itself (its state is ``out.public``). ``browser``
+    names the class of ``static/console/stream-filter.js`` that is the same filter in the
+    browser (hand-written beside the others; the generated table maps the format to it)."""
 
     format: ClassVar[str]
+    browser: ClassVar[str] = ""
 
     @abc.abstractmethod
     def event(self, out: LiveOps, data: dict[str, Any]) -> None:

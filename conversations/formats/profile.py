@@ -16,9 +16,17 @@ A profile holds what other rooms used to keep in tables of their own:
   provider documentation it follows;
 - ``tool_states``: the words of the tool states and statuses the format stores;
 - ``capture``: the provider endpoints whose calls are this format's exchanges (the chat backend's
-  clients capture those paths; their tests compare their tables with this one);
+  clients capture those paths: their tables are generated from these, ``tables.py``);
 - ``probe``: the two mis-sized requests of ``probe_allowance``, for the formats a provider
   answers directly.
+
+And the hooks other rooms ask instead of naming a format (DESIGN section 19): which blocks
+answer which call and how a server tool is worded (``result_types``, ``whole_tool_types``,
+``pairing``, ``server_tool``), the provider's role names (``roles``), the model read from the
+call's endpoint (``endpoint``), how the console itself calls the provider (``transport``: the
+allowance probe and the review's read-time summary fetch, ``summary``), and how a usage object is
+counted (``UsageProfile.counted``: one meaning of "input" on every page). What each hook is:
+``hooks.py``, re-exported here.
 
 Pure data and small pure functions: no Django, like every module of ``formats/``.
 """
@@ -28,10 +36,26 @@ from __future__ import annotations
 import enum
 import fnmatch
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..blocks import BlockClass
+from .hooks import CONSOLE_ROLES as CONSOLE_ROLES
+from .hooks import ROLES as ROLES
+from .hooks import SERVER_TOOLS as SERVER_TOOLS
+from .hooks import Capture as Capture
+from .hooks import Endpoint as Endpoint
+from .hooks import EndpointRule as EndpointRule
+from .hooks import InputTokens as InputTokens
+from .hooks import Pairing as Pairing
+from .hooks import Probe as Probe
+from .hooks import SummaryFetch as SummaryFetch
+from .hooks import Transport as Transport
+from .hooks import count_input_as
+from .hooks import mcp_words as mcp_words
+from .hooks import no_server_tool as no_server_tool
+from .hooks import quote_segment as quote_segment
+from .hooks import server_tool_words as server_tool_words
 
 
 class Finish(enum.StrEnum):
@@ -104,8 +128,10 @@ class ReasoningUsage(enum.StrEnum):
 @dataclass(frozen=True, slots=True)
 class UsageProfile:
     """Which token counts a provider reports (``Usage`` fields), and how its reasoning is
-    counted. ``input_includes_cache``: the input count already holds the cached tokens (OpenAI)
-    or not (Anthropic's ``input_tokens`` excludes cache reads and writes)."""
+    counted. ``input_includes_cache``: the provider's input count already holds the cached
+    tokens (OpenAI's ``input_tokens``, Gemini's ``promptTokenCount``) or not (Anthropic's and
+    Bedrock's ``input_tokens`` exclude cache reads and writes). The stored columns keep the
+    provider's own counts; every page reads them through ``counted``."""
 
     reports: frozenset[str]
     reasoning: ReasoningUsage
@@ -114,6 +140,32 @@ class UsageProfile:
     # message (parsed) that are reasoning, and the other characters the output tokens paid for
     # (text, tool input). ``estimate_reasoning`` shares the output tokens out by them.
     split: Callable[[Any], tuple[int, int]] | None = None
+    # A format whose input count is neither of the two forms above: (input, cache read, cache
+    # write), as stored, -> the input as every page counts it. None: ``input_includes_cache``.
+    count: Callable[[int | None, int | None, int | None], InputTokens] | None = None
+
+    def counted(
+        self, input_tokens: int | None, cached: int | None, written: int | None
+    ) -> InputTokens:
+        """The stored counts of one call (``Exchange.input_tokens``, ``cache_read_tokens``,
+        ``cache_write_tokens``) as one meaning of "input": every input token billed, the cached
+        part inside it."""
+        if self.count is not None:
+            return self.count(input_tokens, cached, written)
+        return count_input_as(self.input_includes_cache, input_tokens, cached, written)
+
+
+def count_input(
+    fmt_usage: UsageProfile | None,
+    input_tokens: int | None,
+    cached: int | None,
+    written: int | None,
+) -> InputTokens:
+    """``UsageProfile.counted`` for a format that may be gone (a stored row of a format since
+    removed: its input count is taken as holding the cache, nothing added)."""
+    if fmt_usage is None:
+        return count_input_as(True, input_tokens, cached, written)
+    return fmt_usage.counted(input_tokens, cached, written)
 
 
 def estimate_reasoning(output_tokens: int | None, reasoning: int, other: int) -> int | None:
@@ -238,26 +290,6 @@ def _without(value: Any, path: tuple[str, ...], expected: Any) -> Any:
     return {**value, head: _without(value[head], rest, expected)}
 
 
-@dataclass(frozen=True, slots=True)
-class Capture:
-    """The provider calls that are this format's exchanges: a ``POST`` whose URL path ends in
-    one of ``paths``. Empty for a format captured where the chat backend answers its browser
-    (the AI SDK UI stream)."""
-
-    paths: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Probe:
-    """How ``probe_allowance`` asks a provider directly: the endpoint, who it is (the settings
-    of its key and address), and the two request bodies, ``at_budget`` and ``no_room``, built
-    by ``bodies(model, budget, question)`` as ``(kind, max_tokens, budget_tokens, body)``."""
-
-    provider: str  # "anthropic" | "openai": the settings of its address and key
-    path: str
-    bodies: Callable[[str, int, str], list[tuple[str, int, int | None, dict[str, Any]]]]
-
-
 @dataclass(frozen=True)
 class Profile:
     format: str
@@ -277,12 +309,44 @@ class Profile:
     prefix_settings: tuple[str, ...] = ()
     # The audit block types that answer a call rather than make one (Anthropic's
     # ``web_search_tool_result``, Responses' ``function_call_output``), in fnmatch patterns like
-    # ``block_types``: the live view fills the call they answer instead of listing a new one.
+    # ``block_types``: the live view fills the call they answer instead of listing a new one,
+    # and the page joins them to their call (by ``pairing``).
     result_types: frozenset[str] = frozenset()
+    # Audit block types (patterns) of which one block is the call and its result at once, its
+    # state saying whether the result came (an AI SDK tool part: a state of ``tool_states``
+    # whose tone is not "pending"). A block of another type holds both when it carries output.
+    whole_tool_types: frozenset[str] = frozenset()
+    pairing: Pairing = Pairing.BY_ID
+    # (block type, tool name) -> what a server tool (run by the provider, not the chat backend)
+    # did, in words (``server_tool_words``), or None for a tool the chat backend ran.
+    server_tool: Callable[[str, str], str | None] = no_server_tool
+    # The provider's role names -> the console's (``CONSOLE_ROLES``): Gemini's ``model`` is the
+    # assistant. A role not listed is shown as received.
+    roles: Mapping[str, str] = field(default_factory=lambda: dict(ROLES))
+    # The model read from the call's endpoint (the ingest body's ``endpoint``), for a format
+    # whose provider puts it in the URL.
+    endpoint: EndpointRule | None = None
+    # How the console calls the provider itself (``probe``, ``summary``).
+    transport: Transport | None = None
+    # The review's read-time fetch of reasoning the stored exchange lacks.
+    summary: SummaryFetch | None = None
 
     def is_result(self, block_type: str) -> bool:
         """Whether ``block_type`` is a result of a tool call (``result_types``)."""
         return any(fnmatch.fnmatchcase(block_type, p) for p in self.result_types)
+
+    def is_whole_tool(self, block_type: str) -> bool:
+        """Whether one block of ``block_type`` is a call and its result (``whole_tool_types``)."""
+        return any(fnmatch.fnmatchcase(block_type, p) for p in self.whole_tool_types)
+
+    def result_in(self, state: str) -> bool:
+        """Whether a whole tool block in ``state`` holds its result (its tone is not pending)."""
+        words = self.tool_states.get(state)
+        return words is not None and words[1] != "pending"
+
+    def role(self, provider_role: str) -> str:
+        """The console's name of a provider role (``roles``), or the role as received."""
+        return self.roles.get(provider_role, provider_role)
 
     def finish(self, raw: str) -> Finish:
         """The kind of a raw stop value; OTHER for one this profile does not list."""
@@ -312,6 +376,10 @@ class Profile:
             for r in self.continuation.rules
         ):
             out.append("continuation (a citation for every rule)")
+        if (self.probe is not None or self.summary is not None) and self.transport is None:
+            out.append("transport (its probe or summary fetch calls the provider)")
+        if any(role not in CONSOLE_ROLES for role in self.roles.values()):
+            out.append(f"roles (each one of {', '.join(CONSOLE_ROLES)})")
         if self.inline is not None:
             never = self.block_types.get(BlockClass.NEVER, frozenset())
             visible = self.block_types.get(BlockClass.VISIBLE, frozenset())

@@ -18,6 +18,7 @@ checks it (like ``_labels``) and a branch in ``_schema``.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -26,12 +27,16 @@ from django.conf import settings
 
 from .. import bounds, formats
 from ..formats.base import FormatError, check_output
+from ..formats.registry import ENDPOINT_PATTERN
 
 MAX_ID_CHARS = 200
 MAX_FORMAT_CHARS = 40
 MAX_QUEUE_CHARS = 100
 MAX_LABELS_CHARS = 4096
 MAX_LATENCY_MS = 2**31 - 1
+MAX_ENDPOINT_CHARS = 2048
+# Standard base64, padded (what ``base64.b64decode(..., validate=True)`` reads).
+BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +49,8 @@ class ExchangeInput:
     request: str
     response: str | None = None
     stream: str | None = None
+    stream_base64: str | None = None
+    endpoint: str | None = None
     started_at: datetime | None = None
     latency_ms: int | None = None
     labels: dict[str, Any] = field(default_factory=dict)
@@ -54,8 +61,9 @@ class ExchangeInput:
 @dataclass(frozen=True, slots=True)
 class Field:
     """One member of the body. ``kind``: ``text`` (a non-blank string), ``format`` (the name of a
-    registered format), ``timestamp`` (RFC 3339, or null), ``integer`` (or null), ``labels`` (an
-    object, or null), ``boolean`` (true or false, or null for false)."""
+    registered format), ``path`` (a path and query without the host, starting with ``/``),
+    ``base64`` (standard base64, padded), ``timestamp`` (RFC 3339, or null), ``integer`` (or
+    null), ``labels`` (an object, or null), ``boolean`` (true or false, or null for false)."""
 
     name: str
     kind: str
@@ -88,10 +96,10 @@ FIELDS: tuple[Field, ...] = (
     Field(
         "format",
         "format",
-        "The provider format of ``request`` and ``response``/``stream``.",
+        "The provider format of ``request`` and ``response``/``stream``/``stream_base64``.",
         required=True,
         max_length=MAX_FORMAT_CHARS,
-        example="anthropic.messages",
+        example=formats.names()[0],
     ),
     Field(
         "request",
@@ -104,13 +112,33 @@ FIELDS: tuple[Field, ...] = (
         "response",
         "text",
         "The provider response body exactly as received, as a JSON string (for ``ai-sdk.ui``: "
-        "the assistant UIMessage). Give exactly one of ``response`` and ``stream``.",
+        "the assistant UIMessage). Give exactly one of ``response``, ``stream`` and "
+        "``stream_base64``.",
     ),
     Field(
         "stream",
         "text",
-        "Or: the raw SSE text of a streamed response, exactly as received. Give exactly one of "
-        "``response`` and ``stream``.",
+        "Or: the raw text of a streamed response (SSE, or the JSON-array stream of a provider "
+        "that sends one), exactly as received. Give exactly one of ``response``, ``stream`` and "
+        "``stream_base64``.",
+    ),
+    Field(
+        "stream_base64",
+        "base64",
+        "Or: a binary stream exactly as received (AWS ``application/vnd.amazon.eventstream``), "
+        "base64-encoded (standard alphabet, padded). Only for a format whose streams are binary "
+        "(any other refuses it, ``stream_kind``); a malformed frame is a 400 naming the byte "
+        "offset where it starts (``at``: ``$[offset]`` of the decoded bytes).",
+    ),
+    Field(
+        "endpoint",
+        "path",
+        "The path and query the provider call was sent to, without scheme or host "
+        "(``/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse``). A format whose "
+        "provider puts the model in the URL requires it and reads the model from it (missing, "
+        "or naming no model: a 400 at ``$.endpoint``, code ``endpoint``); the others ignore it.",
+        max_length=MAX_ENDPOINT_CHARS,
+        example="/v1/messages",
     ),
     Field(
         "cancelled",
@@ -168,7 +196,8 @@ ERRORS: dict[str, str] = {
     "not_a_dict": "labels is not an object",
     "too_large": "labels take more than 4 KB as JSON",
     "unknown_format": "format names no registered format",
-    "response_or_stream": "neither or both of response and stream",
+    "response_or_stream": "not exactly one of response, stream and stream_base64",
+    "not_base64": "stream_base64 is not base64 (the standard alphabet, padded)",
     "cancelled_response": "cancelled is true with a response (only a stream can be cancelled)",
     "out_of_range": "a timestamp outside the accepted window (from TIMESTAMP_EARLIEST, 2000, to "
     "TIMESTAMP_FUTURE_SECONDS, a day, ahead)",
@@ -197,6 +226,15 @@ def _text(f: Field, body: dict[str, Any]) -> str | None:
             f"Ensure this field has no more than {f.max_length} characters.",
             f.name,
         )
+    if f.kind == "path" and not re.match(ENDPOINT_PATTERN, value):
+        raise _fail(
+            "invalid",
+            "Must be the path and query the call was sent to, without the host (it starts "
+            "with /, no whitespace).",
+            f.name,
+        )
+    if f.kind == "base64" and not re.match(BASE64_PATTERN, value):
+        raise _fail("not_base64", "Not base64 (the standard alphabet, padded).", f.name)
     return value
 
 
@@ -246,19 +284,22 @@ def _labels(f: Field, value: Any) -> dict[str, Any]:
     return value
 
 
+_STRINGS = ("text", "format", "path", "base64")
+
+
 def exchange_input(body: Any) -> ExchangeInput:
     """An ingest body (parsed JSON) checked field by field, or a FormatError naming the field
     and its JSON path (``$.<field>``), with a code of ``ERRORS``. The strings are checked first,
-    in the order of ``FIELDS``, then that exactly one of response and stream is given, then the
-    rest."""
+    in the order of ``FIELDS``, then that exactly one of response, stream and stream_base64 is
+    given, then the rest."""
     if not isinstance(body, dict):
         raise FormatError("expected a JSON object", field="body", code="invalid")
     for key in body:
         if key not in _BY_NAME:
             raise _fail("unknown_field", "unknown field", key)
-    texts = {f.name: _text(f, body) for f in FIELDS if f.kind in ("text", "format")}
+    texts = {f.name: _text(f, body) for f in FIELDS if f.kind in _STRINGS}
     try:
-        check_output(texts["response"], texts["stream"])
+        check_output(texts["response"], texts["stream"], texts["stream_base64"])
     except FormatError as exc:
         raise _fail(exc.code, exc.detail, "response") from None
     fmt = texts["format"]
@@ -273,7 +314,7 @@ def exchange_input(body: Any) -> ExchangeInput:
     values["latency_ms"] = _integer(_BY_NAME["latency_ms"], body.get("latency_ms"))
     values["labels"] = _labels(_BY_NAME["labels"], body.get("labels"))
     values["cancelled"] = _boolean(_BY_NAME["cancelled"], body.get("cancelled"))
-    if values["cancelled"] and texts["stream"] is None:
+    if values["cancelled"] and texts["response"] is not None:
         raise _fail(
             "cancelled_response",
             "only a stream can be cancelled: a response body arrives whole or not at all",
@@ -293,12 +334,16 @@ def queue_of(labels: dict[str, Any]) -> str:
 
 def _schema(f: Field) -> dict[str, Any]:
     out: dict[str, Any] = {"description": f.description}
-    if f.kind in ("text", "format"):
+    if f.kind in _STRINGS:
         out.update(type="string", minLength=1)
         if f.max_length is not None:
             out["maxLength"] = f.max_length
         if f.kind == "format":
             out["enum"] = formats.names()
+        elif f.kind == "path":
+            out["pattern"] = ENDPOINT_PATTERN
+        elif f.kind == "base64":
+            out.update(pattern=BASE64_PATTERN, contentEncoding="base64")
     elif f.kind == "timestamp":
         out.update(type="string", format="date-time", nullable=True)
     elif f.kind == "integer":
@@ -327,20 +372,24 @@ def _schema(f: Field) -> dict[str, Any]:
     return out
 
 
+_OUTPUTS = ("response", "stream", "stream_base64")
+
+
 def json_schema() -> dict[str, Any]:
     """The body's schema as the OpenAPI page shows it (OpenAPI 3.0: JSON Schema with
     ``nullable``), built from ``FIELDS``."""
     return {
         "type": "object",
         "description": "One provider call: the request exactly as sent and the response (or the "
-        "raw SSE stream) exactly as received. Bad input of any kind is a 400 naming the field "
-        "and its JSON path, and nothing is stored.",
+        "raw stream) exactly as received, and where the provider puts the model in the URL, "
+        "the endpoint it was sent to. Bad input of any kind is a 400 naming the field and its "
+        "JSON path, and nothing is stored.",
         "properties": {f.name: _schema(f) for f in FIELDS},
         "required": [f.name for f in FIELDS if f.required],
         "additionalProperties": False,
         "oneOf": [
-            {"required": ["response"], "not": {"required": ["stream"]}},
-            {"required": ["stream"], "not": {"required": ["response"]}},
+            {"required": [one], "not": {"anyOf": [{"required": [o]} for o in _OUTPUTS if o != one]}}
+            for one in _OUTPUTS
         ],
         # Only a stream can be cancelled.
         "not": {

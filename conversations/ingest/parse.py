@@ -14,5 +14,10 @@ from .body import ExchangeInput
 def exchange_parse(data: ExchangeInput) -> ParsedExchange:
     """Parse with the format's module; raises FormatError for anything that does not fit."""
     return formats.get(data.format).parse(
-        request=data.request, response=data.response, stream=data.stream, cancelled=data.cancelled
+        request=data.request,
+        response=data.response,
+        stream=data.stream,
+        stream_base64=data.stream_base64,
+        endpoint=data.endpoint,
+        cancelled=data.cancelled,
     )

@@ -70,7 +70,7 @@ def exchange_fields(data: ExchangeInput, parsed: ParsedExchange) -> dict[str, An
     reasoning, estimated = reasoning_tokens(data.format, parsed)
     return {
         "format": data.format,
-        "streamed": data.stream is not None,
+        "streamed": data.stream is not None or data.stream_base64 is not None,
         "started_at": data.started_at,
         "latency_ms": data.latency_ms,
         "requested_model": s(p.requested_model, 200),

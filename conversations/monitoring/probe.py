@@ -1,6 +1,9 @@
 """``probe_allowance``: the two mis-sized requests of the readiness check, sent to the provider
 with the key from settings, and how it answered, recorded per snapshot (``AllowanceProbe``).
 
+The provider is the format's (its profile's ``probe`` and ``transport``: the path with the model
+where the provider puts it in the URL, the settings of its address and key, the auth header).
+
 1. ``at_budget``: ``max_tokens`` at the thinking budget (Anthropic: equal to ``budget_tokens``;
    OpenAI, which has no budget: a ``max_output_tokens`` below what high effort reasons for).
    Some providers refuse it (400), some accept it and cut the answer off.
@@ -25,6 +28,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from ..formats import profile
+from ..formats.profile import Transport
 from ..formats.registry import FormatError, get
 from .models import AllowanceProbe
 
@@ -41,26 +45,26 @@ class Probe:
     body: dict[str, Any]
 
 
-def _probes(fmt: str, model: str) -> tuple[str, list[Probe]]:
-    """The provider to ask and the two requests, from the format's profile (``probe``)."""
+def _probes(fmt: str, model: str) -> tuple[Transport, list[Probe]]:
+    """How to reach the provider and the two requests, from the format's profile (``probe``
+    and ``transport``: the path carries the model where the provider puts it there)."""
     found = profile(fmt)
     spec = found.probe if found is not None else None
-    if spec is None:
+    if found is None or spec is None or found.transport is None:
         raise ValueError(f"probe_allowance does not speak {fmt!r}")
-    return spec.provider, [
-        Probe(kind, max_tokens, budget, spec.path, body)
+    path = spec.path_for(model)
+    return found.transport, [
+        Probe(kind, max_tokens, budget, path, body)
         for kind, max_tokens, budget, body in spec.bodies(model, BUDGET, QUESTION)
     ]
 
 
-def _client(provider: str) -> httpx.Client:
+def _client(transport: Transport) -> httpx.Client:
+    """A client for the provider the format's ``transport`` names: its address and key from the
+    settings it names."""
     timeout = float(settings.PROVIDER_TIMEOUT_SECONDS)
-    if provider == "anthropic":
-        base = settings.ANTHROPIC_BASE_URL
-        headers = {"x-api-key": settings.ANTHROPIC_API_KEY, "anthropic-version": "2023-06-01"}
-    else:
-        base = settings.OPENAI_BASE_URL
-        headers = {"Authorization": f"Bearer {settings.OPENAI_API_KEY}"}
+    base = str(getattr(settings, transport.base_url_setting))
+    headers = dict(transport.headers(str(getattr(settings, transport.key_setting))))
     return httpx.Client(
         base_url=base.rstrip("/"),
         headers=headers,
@@ -83,9 +87,9 @@ def _error_message(text: str) -> str:
 
 def allowance_probe(*, fmt: str, model: str) -> list[AllowanceProbe]:
     """Send both requests and record how the provider answered each."""
-    provider, probes = _probes(fmt, model)
+    transport, probes = _probes(fmt, model)
     rows = []
-    with _client(provider) as client:
+    with _client(transport) as client:
         for p in probes:
             request = json.dumps(p.body)
             row = AllowanceProbe(
@@ -105,7 +109,9 @@ def allowance_probe(*, fmt: str, model: str) -> list[AllowanceProbe]:
                 row.error = _error_message(response.text)
             else:
                 try:
-                    parsed = get(fmt).parse(request=request, response=response.text)
+                    parsed = get(fmt).parse(
+                        request=request, response=response.text, endpoint=p.path
+                    )
                 except FormatError as exc:
                     row.outcome = "unreadable"
                     row.error = str(exc)[:300]

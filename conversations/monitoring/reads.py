@@ -21,21 +21,23 @@ from django.utils.safestring import SafeString
 
 import audit
 
+from ..formats.profile import FINISH_ORDER, Finish
 from ..models import Conversation, Exchange
 from ..permissions import require_reader, visible_queues
 from . import charts, sketches
-from .facts import FINISHES
 from .metrics import behind, shown
 from .models import Alert, AlertEvent, AlertRule, ModelPrice
 from .readiness import Readiness, reasoning_readiness
 from .selectors import Sums, rollups_summed
 
+# The model page's words of the five finish kinds (``formats.profile.Finish``), in the rollup's
+# column order (``FINISH_ORDER``).
 FINISH_WORDS = {
-    "stop": "finished",
-    "length": "cut off (max tokens)",
-    "tool_use": "called a tool",
-    "refusal": "refused",
-    "other": "other",
+    Finish.FINISHED: "finished",
+    Finish.TRUNCATED: "cut off (max tokens)",
+    Finish.TOOL_CALL: "called a tool",
+    Finish.REFUSED: "refused",
+    Finish.OTHER: "other",
 }
 
 
@@ -151,8 +153,8 @@ def model_page_read(
     )
     n = total["exchanges"]
     finishes = [
-        (FINISH_WORDS[name], count, count / n if n else 0.0)
-        for name, count in zip(FINISHES, total.arrays["finishes"], strict=True)
+        (FINISH_WORDS[kind], count, count / n if n else 0.0)
+        for kind, count in zip(FINISH_ORDER, total.arrays["finishes"], strict=True)
     ]
     inputs = total["input_tokens"] + total["cache_read_tokens"] + total["cache_write_tokens"]
     page = ModelPage(

@@ -1,30 +1,31 @@
-"""The HTTP client for the provider's retrieve endpoint: OpenAI ``GET /v1/responses/{id}``.
+"""The HTTP client for a provider's retrieve endpoint (OpenAI ``GET /v1/responses/{id}``).
 
-Used by the review page only, when a stored OpenAI Responses exchange carries no reasoning
-summary and ``OPENAI_API_KEY`` is set: the response is fetched at read time and its summaries
-shown, never stored. Timeouts on every phase (``PROVIDER_TIMEOUT_SECONDS``), no redirects, a cap
-on the body size. Every failure is a ``ProviderError`` whose message is written for the reviewer
-and never quotes the provider's body (which may hold the very content that must not be logged).
+Used by the review page only, when a stored exchange lacks reasoning its provider keeps and its
+key is set: the response is fetched at read time and its reasoning shown, never stored. Which
+provider, which path, which key and header are the format's (its profile's ``transport`` and
+``summary``); this module only speaks HTTP. Timeouts on every phase
+(``PROVIDER_TIMEOUT_SECONDS``), no redirects, a cap on the body size. Every failure is a
+``ProviderError`` whose message is written for the reviewer and never quotes the provider's body
+(which may hold the very content that must not be logged).
 
-To add a provider: a function taking the response id and returning the parsed body, raising
-``ProviderError`` for anything else; the caller (``read.py``) decides which exchanges need it.
+To add a provider: give its format's profile a ``transport`` and a ``summary``; the caller
+(``read.py``) asks the profile which exchanges need a fetch.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
-from urllib.parse import quote
 
 import httpx
 from django.conf import settings
 
-__all__ = ["MAX_BODY_BYTES", "ProviderError", "openai_client", "openai_response_retrieve"]
+from ..formats.profile import SummaryFetch, Transport
+
+__all__ = ["MAX_BODY_BYTES", "ProviderError", "client", "configured", "response_retrieve"]
 
 # A Responses API response with its reasoning summaries is a few kilobytes; refuse anything huge.
 MAX_BODY_BYTES = 5 * 1024 * 1024
-_RESPONSE_ID = re.compile(r"^[A-Za-z0-9_-]{1,200}$")
 
 
 class ProviderError(Exception):
@@ -37,28 +38,35 @@ class ProviderError(Exception):
         self.unreachable = unreachable
 
 
-def openai_configured() -> bool:
-    return bool(settings.OPENAI_API_KEY)
+def configured(transport: Transport) -> bool:
+    """Whether the key the transport names is set."""
+    return bool(getattr(settings, transport.key_setting, ""))
 
 
-def openai_client() -> httpx.Client:
-    """A client for one review (its connection serves every exchange fetched in it)."""
+def client(transport: Transport) -> httpx.Client:
+    """A client of one provider for one review (its connection serves every exchange fetched
+    in it)."""
     timeout = float(settings.PROVIDER_TIMEOUT_SECONDS)
+    base = str(getattr(settings, transport.base_url_setting))
+    key = str(getattr(settings, transport.key_setting))
     return httpx.Client(
-        base_url=settings.OPENAI_BASE_URL.rstrip("/"),
-        headers={"Authorization": f"Bearer {settings.OPENAI_API_KEY}"},
+        base_url=base.rstrip("/"),
+        headers=dict(transport.headers(key)),
         timeout=httpx.Timeout(timeout, connect=min(timeout, 5.0)),
         follow_redirects=False,
         trust_env=False,  # no proxy or netrc picked up from the environment
     )
 
 
-def openai_response_retrieve(client: httpx.Client, response_id: str) -> dict[str, Any]:
+def response_retrieve(
+    http: httpx.Client, summary: SummaryFetch, response_id: str
+) -> dict[str, Any]:
     """The response object, parsed. Raises ProviderError with a plain explanation."""
-    if not _RESPONSE_ID.match(response_id):
+    path = summary.path_for(response_id)
+    if path is None:
         raise ProviderError("the stored response id is not one the provider issues")
     try:
-        with client.stream("GET", f"/v1/responses/{quote(response_id)}") as response:
+        with http.stream("GET", path) as response:
             status = response.status_code
             body = b""
             if status == 200:

@@ -22,12 +22,14 @@ import audit
 from audit.hashing import hmac_key
 from audit.selectors import AuditFilters, audit_events
 
+from ..formats import profile
+from ..formats.profile import Profile
 from ..keystore.keys import data_key_for, decrypt_message
 from ..models import Block, Exchange, Message, ReviewAlert, ReviewGrant
 from ..projection.redaction import redact
 from . import provider
 from .grants import ReviewError, review_grant_live
-from .reasoning import Trace, TraceKind, Withheld, openai_response_traces, reasoning_of
+from .reasoning import Trace, TraceKind, Withheld, fetched_reasoning, reasoning_of
 
 logger = logging.getLogger("conversations.reviews")
 
@@ -156,18 +158,20 @@ def _stored_traces(conversation_id: int) -> tuple[list[Exchange], dict[int, list
     return exchanges, traces
 
 
-def _wants_fetch(exchange: Exchange, traces: list[Trace]) -> bool:
-    """An OpenAI Responses exchange whose stored reasoning has no summary at all."""
-    if exchange.format != "openai.responses" or not exchange.response_id:
-        return False
-    if any(t.text for t in traces):
-        return False
-    return any(t.withheld is Withheld.MISSING for t in traces) or bool(exchange.reasoning_tokens)
+def _fetcher(exchange: Exchange, traces: list[Trace]) -> Profile | None:
+    """The profile of an exchange whose stored reasoning lacks what its provider keeps and gives
+    back by the response's id (the profile's ``summary``: OpenAI Responses summaries), or None."""
+    found = profile(exchange.format)
+    if found is None or found.summary is None or found.transport is None:
+        return None
+    if not exchange.response_id:
+        return None
+    return found if found.summary.wanted(traces, exchange.reasoning_tokens) else None
 
 
-def _fetched(stored: list[Trace], body: dict[str, Any]) -> list[Trace]:
+def _fetched(fmt: str, stored: list[Trace], body: dict[str, Any]) -> list[Trace]:
     """The fetched response's reasoning; matched to the stored items by id when they have one."""
-    fetched = [t for t in openai_response_traces(body) if t.text]
+    fetched = [t for t in fetched_reasoning(fmt, body) if t.text]
     ids = {t.item_id for t in stored if t.item_id}
     if ids:
         fetched = [t for t in fetched if t.item_id in ids]
@@ -179,7 +183,7 @@ def _exchanges_shown(conversation_id: int) -> list[ShownExchange]:
     exchanges, traces = _stored_traces(conversation_id)
     answers = _answers(conversation_id) if exchanges else {}
     shown: list[ShownExchange] = []
-    client = None
+    clients: dict[str, Any] = {}  # one client per provider setting of the review
     fetches = 0
     unreachable = ""
     try:
@@ -187,11 +191,14 @@ def _exchanges_shown(conversation_id: int) -> list[ShownExchange]:
             stored = traces[exchange.pk]
             notice = ""
             items = [_shown(t, _STORED) for t in stored]
-            if _wants_fetch(exchange, stored):
-                if not provider.openai_configured():
+            fetcher = _fetcher(exchange, stored)
+            if fetcher is not None:
+                assert fetcher.transport is not None and fetcher.summary is not None
+                transport = fetcher.transport
+                if not provider.configured(transport):
                     notice = (
                         "The stored exchange has no reasoning summary, and no provider API key "
-                        "is configured (OPENAI_API_KEY) to fetch it."
+                        f"is configured ({transport.key_setting}) to fetch it."
                     )
                 elif unreachable:
                     notice = f"Not fetched: earlier in this review, {unreachable}."
@@ -199,15 +206,19 @@ def _exchanges_shown(conversation_id: int) -> list[ShownExchange]:
                     notice = f"Not fetched: a review fetches at most {MAX_FETCHES} exchanges."
                 else:
                     fetches += 1
-                    client = client or provider.openai_client()
+                    http = clients.get(transport.base_url_setting)
+                    if http is None:
+                        http = clients[transport.base_url_setting] = provider.client(transport)
                     try:
-                        body = provider.openai_response_retrieve(client, exchange.response_id)
+                        body = provider.response_retrieve(
+                            http, fetcher.summary, exchange.response_id
+                        )
                     except provider.ProviderError as exc:
                         notice = f"The summary could not be fetched: {exc}."
                         if exc.unreachable:
                             unreachable = str(exc)
                     else:
-                        fetched = _fetched(stored, body)
+                        fetched = _fetched(exchange.format, stored, body)
                         if fetched:
                             items = [_shown(t, _FETCHED) for t in fetched]
                         else:
@@ -227,8 +238,8 @@ def _exchanges_shown(conversation_id: int) -> list[ShownExchange]:
                 )
             )
     finally:
-        if client is not None:
-            client.close()
+        for http in clients.values():
+            http.close()
     return shown
 
 

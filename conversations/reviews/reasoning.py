@@ -21,7 +21,7 @@ from typing import Any
 from ..formats import FormatError, get
 from ..formats.traces import Trace, TraceKind, Withheld
 
-__all__ = ["Trace", "TraceKind", "Withheld", "openai_response_traces", "reasoning_of"]
+__all__ = ["Trace", "TraceKind", "Withheld", "fetched_reasoning", "reasoning_of"]
 
 
 def reasoning_of(fmt: str, raw: str) -> list[Trace]:
@@ -37,11 +37,15 @@ def reasoning_of(fmt: str, raw: str) -> list[Trace]:
     return list(reader.reasoning(value))
 
 
-def openai_response_traces(body: Any) -> list[Trace]:
-    """The reasoning of an OpenAI Responses response object (``GET /v1/responses/{id}``): its
-    output items, read as stored items are."""
-    output = body.get("output") if isinstance(body, dict) else None
-    if not isinstance(output, list):
+def fetched_reasoning(fmt: str, body: Any) -> list[Trace]:
+    """The reasoning of a response fetched from the provider at read time (the format's
+    ``summary`` fetch, OpenAI ``GET /v1/responses/{id}``): its messages, as the profile's
+    ``summary.items`` finds them, read as stored messages are."""
+    try:
+        reader = get(fmt)
+    except FormatError:
         return []
-    reader = get("openai.responses")
-    return [trace for item in output for trace in reader.reasoning(item)]
+    summary = reader.profile.summary
+    if summary is None:
+        return []
+    return [trace for item in summary.items(body) for trace in reader.reasoning(item)]

@@ -1,12 +1,16 @@
 """An exchange (one model call) as the conversation page shows it beside the turn it produced:
 the model (and the alias asked for), usage with the reasoning share, the finish reason in words,
-the latency, and what went wrong in plain words."""
+the latency, and what went wrong in plain words. "N in (M from cache)" means the same for every
+format: N every input token billed, M the part read from the cache (the profile's
+``usage.counted``)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from ..formats import profile
+from ..formats.profile import count_input
 from ..monitoring.rewrites import SEEN, words
 from .words import finish_words, key_words, transformation_words
 
@@ -18,7 +22,7 @@ class ExchangeSummary:
     requested: str  # the alias asked for, when the snapshot served differs
     format: str
     streamed: bool
-    input_tokens: int | None
+    input_tokens: int | None  # every input token billed, the cache reads and writes inside it
     cache_read_tokens: int | None
     cache_write_tokens: int | None
     output_tokens: int | None
@@ -81,15 +85,22 @@ def exchange_summary(e: Any) -> ExchangeSummary:
         if part
     )
     model = e.response_model or e.requested_model
+    prof = profile(e.format)
+    counted = count_input(
+        prof.usage if prof is not None else None,
+        e.input_tokens,
+        e.cache_read_tokens,
+        e.cache_write_tokens,
+    )
     return ExchangeSummary(
         ordinal=e.ordinal,
         model=model,
         requested=e.requested_model if e.requested_model and e.requested_model != model else "",
         format=e.format,
         streamed=e.streamed,
-        input_tokens=e.input_tokens,
-        cache_read_tokens=e.cache_read_tokens,
-        cache_write_tokens=e.cache_write_tokens,
+        input_tokens=counted.total,
+        cache_read_tokens=counted.cached,
+        cache_write_tokens=counted.written,
         output_tokens=e.output_tokens,
         reasoning_tokens=e.reasoning_tokens,
         reasoning_share=share,

@@ -4,11 +4,13 @@ fetched (no query here).
 - **Turns**: consecutive messages of one speaker, with the time they were sent (the exchange's
   ``started_at``; an answer's plus the exchange's latency; the time it was stored when the chat
   backend sent no time). Tool results do not make turns of their own: each joins its call.
-- **Tool calls**: one row per call, its result joined by call id (Anthropic ``tool_use`` and
-  ``tool_result``, OpenAI ``function_call`` and ``function_call_output``, Chat ``tool_calls`` and
-  ``tool``; an AI SDK tool part and an OpenAI server item carry both). The result's status in
-  plain words, its error message where a policy keeps one, and how long the result took where
-  both exchanges carry their times. A server tool is shown by what it did ("Searched the web").
+- **Tool calls**: one row per call, its result joined to it as the format's profile says
+  (``result_types``: which blocks are results; ``pairing``: by call id, or where the provider
+  sends none, by tool name and order; ``whole_tool_types``: one block that is call and result at
+  once, its state saying whether the result came; a server item carrying its output holds both
+  too). The result's status in plain words, its error message where a policy keeps one, and how
+  long the result took where both exchanges carry their times. A server tool is shown by what it
+  did ("Searched the web", the profile's ``server_tool``). Speakers are the profile's ``roles``.
 - **Exchanges**: the model, usage with the reasoning share, the finish reason in words and the
   latency, beside the turn the exchange produced.
 - **Events**: in sentences.
@@ -26,15 +28,11 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
+from ..formats import profile
+from ..formats.profile import ROLES, Pairing, Profile
 from ..projection.project import FieldView
 from .exchanges import ExchangeSummary, exchange_summary
-from .words import (
-    TOOL_STATES,
-    event_sentence,
-    field_label,
-    is_result,
-    server_tool,
-)
+from .words import TOOL_STATES, event_sentence, field_label
 
 # Where a failed tool's result usually says what failed: the first of these a policy keeps is
 # shown as the error message (the rest of the result, if kept, stays in the row).
@@ -49,7 +47,6 @@ ERROR_PATHS = (
     "$.reason",
 )
 
-ROLES = {"user": "customer", "assistant": "assistant", "tool": "tool", "system": "system"}
 ROLE_LABELS = {
     "customer": "Customer",
     "assistant": "Assistant",
@@ -189,12 +186,13 @@ def _attach_result(call: ToolCall, block: Any, message: Any) -> None:
     call.answered_in = message.exchange.ordinal
 
 
-def _new_call(block: Any, message: Any, key: str) -> ToolCall:
+def _new_call(block: Any, message: Any, key: str, prof: Profile | None) -> ToolCall:
     inputs, outputs = _split(block)
+    server = prof.server_tool(block.provider_type, block.tool_name) if prof is not None else None
     call = ToolCall(
         key=key,
         name=block.tool_name or block.provider_type,
-        action=server_tool(block.provider_type, block.tool_name),
+        action=server,
         call_type=block.provider_type,
         call_id=block.call_id,
         inputs=inputs,
@@ -204,12 +202,14 @@ def _new_call(block: Any, message: Any, key: str) -> ToolCall:
         call_status=block.status,
         is_error=block.is_error,
     )
-    if outputs or block.is_error is not None or block.provider_type.startswith("tool-"):
+    whole = prof is not None and prof.is_whole_tool(block.provider_type)
+    if outputs or block.is_error is not None or whole:
         # One block with both sides (an AI SDK tool part, an OpenAI server item).
         call.outputs = outputs
         call.hidden += [h for h in block.hidden if h.startswith("output:")]
-        if block.provider_type.startswith("tool-") or block.provider_type == "dynamic-tool":
-            call.has_result = block.status in ("output-available", "output-error", "output-denied")
+        if whole:
+            assert prof is not None
+            call.has_result = prof.result_in(block.status)
         else:
             call.has_result = bool(outputs) or block.is_error is not None
         call.raw_status = block.status
@@ -260,32 +260,72 @@ def _marker(block: Any, message: Any) -> str:
     return f"unclassified block ({block.provider_type}), not shown"
 
 
+def _pair_key(block: Any, prof: Profile | None) -> str | None:
+    """What joins a result to its call: the provider's call id, or (a format pairing by order,
+    and a block without an id) the tool's name."""
+    if block.call_id:
+        return f"id:{block.call_id}"
+    if prof is not None and prof.pairing is Pairing.BY_ORDER and block.tool_name:
+        return f"name:{block.tool_name}"
+    return None
+
+
+class _OpenCalls:
+    """The calls not yet answered: by id, the latest call of that id; by tool name (a format
+    pairing by order), the earliest."""
+
+    def __init__(self) -> None:
+        self._waiting: dict[str, list[ToolCall]] = {}
+
+    def add(self, key: str, call: ToolCall) -> None:
+        if key.startswith("id:"):
+            self._waiting[key] = [call]
+        else:
+            self._waiting.setdefault(key, []).append(call)
+
+    def take(self, key: str | None) -> ToolCall | None:
+        waiting = self._waiting.get(key) if key is not None else None
+        if not waiting:
+            return None
+        return waiting.pop(0)
+
+
 def build_timeline(page: Any) -> Timeline:
     """The page's turns, joined tool calls, exchange summaries and event sentences."""
     calls: dict[str, ToolCall] = {}
-    open_calls: dict[str, ToolCall] = {}  # by provider call id: the latest call not yet answered
+    open_calls = _OpenCalls()
     called_by: dict[str, Any] = {}  # call key -> the exchange whose answer made the call
     turns: list[Turn] = []
     for message in page.messages:
-        role = ROLES.get(message.role, message.role)
+        prof = profile(message.exchange.format)
+        role = (
+            prof.role(message.role) if prof is not None else ROLES.get(message.role, message.role)
+        )
         parts: list[Part] = []
         for block in message.page_blocks:
+            result = prof is not None and prof.is_result(block.provider_type)
+            answered = (
+                open_calls.take(_pair_key(block, prof))
+                if result and block.block_class == "audit"
+                else None
+            )
             if block.block_class == "visible":
                 parts.append(Part("text", block.text, markdown=role == "assistant"))
             elif block.block_class != "audit":
                 parts.append(Part("marker", _marker(block, message)))
-            elif is_result(block.provider_type) and block.call_id in open_calls:
-                call = open_calls.pop(block.call_id)
+            elif answered is not None:
+                call = answered
                 _attach_result(call, block, message)
                 call.duration_ms = _took(called_by.get(call.key), message.exchange)
             else:
                 key = f"{message.sequence}-{block.position}"
-                call = _new_call(block, message, key)
-                if is_result(block.provider_type):  # its call was never stored
+                call = _new_call(block, message, key, prof)
+                pair = _pair_key(block, prof)
+                if result:  # its call was never stored
                     _attach_result(call, block, message)
                     call.called_in = None
-                elif block.call_id and not call.has_result:
-                    open_calls[block.call_id] = call
+                elif pair is not None and not call.has_result:
+                    open_calls.add(pair, call)
                 calls[key] = call
                 called_by[key] = message.exchange
                 parts.append(Part("tool", tool=call))

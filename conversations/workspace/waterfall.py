@@ -12,9 +12,10 @@ customer wrote an hour later; the turn's own time is shown with it.
   its result started (``ToolCall.duration_ms``: the tool plus the chat backend's own time). A
   server tool run inside one model call (a web search) has no bar of its own.
 - **Idle**: the gap before a bar in which nothing of this turn ran.
-- **Tokens**: input not read from the cache, read from the cache, written to it, output, and
-  reasoning: as reported, else as the format's profile estimated it at ingest
-  (``Exchange.reasoning_estimated``), and marked so.
+- **Tokens**: input with one meaning whatever the format (every input token billed, the part
+  read from the cache named inside it: "N in (M from cache)", as the call line says it; the
+  profile's ``usage.counted``), output, and reasoning: as reported, else as the format's
+  profile estimated it at ingest (``Exchange.reasoning_estimated``), and marked so.
 - **Price**: per call from the admin's price table (``ModelPrice``, per million tokens; the
   snapshot's price, else the alias's; reasoning billed as output), per turn the sum; a call
   without a price says so and the turn's sum says how many it leaves out.
@@ -31,6 +32,7 @@ from decimal import Decimal
 from typing import Any
 
 from ..formats import profile
+from ..formats.profile import count_input
 from .timeline import Timeline, ToolCall
 
 MILLION = Decimal(1_000_000)
@@ -38,7 +40,7 @@ MILLION = Decimal(1_000_000)
 
 @dataclass(frozen=True)
 class Tokens:
-    input: int | None  # not read from the cache
+    input: int | None  # every input token billed; ``cached`` and ``cache_write`` inside it
     cached: int | None
     cache_write: int | None
     output: int | None
@@ -48,6 +50,13 @@ class Tokens:
     @property
     def known(self) -> bool:
         return self.input is not None or self.output is not None
+
+    @property
+    def fresh(self) -> int | None:
+        """The input neither read from nor written to the cache (the plain input price)."""
+        if self.input is None:
+            return None
+        return max(0, self.input - (self.cached or 0) - (self.cache_write or 0))
 
 
 @dataclass
@@ -104,16 +113,19 @@ class Waterfall:
 def call_price(price: Any, fmt: str, e: Any) -> tuple[Tokens, Decimal | None]:
     """The tokens of one exchange as billed, and its price under ``price`` (a ``ModelPrice``
     or None). The provider's input count holds the cache reads for some formats (OpenAI) and
-    not for others (Anthropic): the profile says which."""
+    not for others (Anthropic): the profile counts it (``usage.counted``), so ``input`` means
+    every input token billed on every page."""
     prof = profile(fmt)
-    cached = e.cache_read_tokens
-    uncached = e.input_tokens
-    if uncached is not None and cached and prof is not None and prof.usage.input_includes_cache:
-        uncached = max(0, uncached - cached)
-    tokens = Tokens(
-        uncached,
-        cached,
+    counted = count_input(
+        prof.usage if prof is not None else None,
+        e.input_tokens,
+        e.cache_read_tokens,
         e.cache_write_tokens,
+    )
+    tokens = Tokens(
+        counted.total,
+        counted.cached,
+        counted.written,
         e.output_tokens,
         e.reasoning_tokens,
         bool(e.reasoning_estimated and e.reasoning_tokens is not None),
@@ -121,9 +133,9 @@ def call_price(price: Any, fmt: str, e: Any) -> tuple[Tokens, Decimal | None]:
     if price is None or not tokens.known:
         return tokens, None
     total = (
-        Decimal(uncached or 0) * price.input
-        + Decimal(cached or 0) * price.cache_read
-        + Decimal(e.cache_write_tokens or 0) * price.cache_write
+        Decimal(tokens.fresh or 0) * price.input
+        + Decimal(tokens.cached or 0) * price.cache_read
+        + Decimal(tokens.cache_write or 0) * price.cache_write
         + Decimal(e.output_tokens or 0) * price.output  # reasoning is inside the output
     )
     return tokens, total / MILLION

@@ -2,8 +2,9 @@
 
 Each table maps what a provider (or the AI SDK) sends to what an agent reads. A value missing
 from a table is shown as received, with its raw form beside it: never guessed. The words of a
-format's own values (finish reasons, tool states) are its profile's
-(``formats/<name>/profile.py``): add them there. The tables here are what no one format owns.
+format's own values (finish reasons, tool states, which blocks are results, what a server tool
+did) are its profile's (``formats/<name>/profile.py``): add them there. The tables here are what
+no one format owns.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..formats import formats, profile
+from ..formats.profile import Profile
 from ..projection.redaction import redact
 
 
@@ -33,27 +35,13 @@ FINISH_REASONS: dict[str, str] = {raw: rule.words for raw, rule in _union("finis
 # error | pending).
 TOOL_STATES: dict[str, tuple[str, str]] = _union("tool_states")
 
-# Server tools (run by the provider, not by the chat backend), by what they did.
-SERVER_TOOLS: dict[str, str] = {
-    "web_search": "Searched the web",
-    "web_search_preview": "Searched the web",
-    "web_fetch": "Fetched a web page",
-    "code_execution": "Ran code",
-    "bash_code_execution": "Ran a command in the code sandbox",
-    "text_editor_code_execution": "Edited a file in the code sandbox",
-    "code_interpreter": "Ran code",
-    "file_search": "Searched files",
-    "image_generation": "Generated an image",
-    "computer": "Used a computer",
-    "computer_use": "Used a computer",
-    "local_shell": "Ran a shell command",
-    "shell": "Ran a shell command",
-    "tool_search_tool_regex": "Searched its tools",
-    "tool_search_tool_bm25": "Searched its tools",
-}
 
-# Anthropic result block types that belong to a server tool (``<tool>_tool_result``).
-_CLIENT_RESULTS = frozenset({"tool_result", "mcp_tool_result", "function_call_output", "tool"})
+def _profiles(fmt: str) -> list[Profile]:
+    """The profile of ``fmt``, or (no format named: a filter over every format) all of them."""
+    if fmt:
+        found = profile(fmt)
+        return [found] if found is not None else []
+    return [f.profile for f in formats()]
 
 
 def finish_words(reason: str, fmt: str = "") -> str:
@@ -68,29 +56,20 @@ def finish_words(reason: str, fmt: str = "") -> str:
     return FINISH_REASONS.get(reason, f"finish reason “{reason}”")
 
 
-def is_result(provider_type: str) -> bool:
-    """Whether a tool block is a result (its call is another block)."""
-    return provider_type in _CLIENT_RESULTS or provider_type.endswith(
-        ("_tool_result", "_call_output")
-    )
+def is_result(provider_type: str, fmt: str = "") -> bool:
+    """Whether a tool block of format ``fmt`` is a result (its call is another block): the
+    profile's ``result_types`` (with no format named, any format's)."""
+    return any(p.is_result(provider_type) for p in _profiles(fmt))
 
 
-def server_tool(provider_type: str, tool_name: str) -> str | None:
-    """What a server tool did, in words; None for a tool the chat backend ran."""
-    if provider_type.startswith("mcp_"):
-        return f"Called {tool_name or 'a tool'} on an MCP server"
-    server = provider_type == "server_tool_use" or (
-        provider_type.endswith("_tool_result") and provider_type not in _CLIENT_RESULTS
-    )
-    # OpenAI Responses: every *_call item but function and custom tool calls runs at OpenAI.
-    server = server or (
-        provider_type.endswith("_call")
-        and provider_type not in ("function_call", "custom_tool_call")
-    )
-    if not server:
-        return None
-    name = tool_name or provider_type.removesuffix("_call").removesuffix("_tool_result")
-    return SERVER_TOOLS.get(name, f"Used the provider's {name.replace('_', ' ')} tool")
+def server_tool(provider_type: str, tool_name: str, fmt: str = "") -> str | None:
+    """What a server tool did, in words (the profile's ``server_tool``; with no format named,
+    the first format's that knows the block type); None for a tool the chat backend ran."""
+    for found in _profiles(fmt):
+        words = found.server_tool(provider_type, tool_name)
+        if words is not None:
+            return words
+    return None
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

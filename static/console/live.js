@@ -12,7 +12,7 @@
 import { thinkingLabel } from "./stream-filter.js";
 
 const section = document.getElementById("live");
-// Block types that carry a tool's result rather than a call (every format's names end so).
+// A tool result's status (the filter's tool event), in the page's words.
 const WORDS = { ok: "returned a result", error: "failed", denied: "denied" };
 if (section && window.EventSource) start(section);
 

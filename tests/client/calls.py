@@ -1,6 +1,7 @@
 """Provider calls through the real SDKs, shared by the tests and by a child process running
 older SDK releases (built on ``httpx`` instead of ``httpx2``). No Django here: the child imports
-this module with only the client package and the SDKs.
+this module with only the client package, the SDKs and the console's format kits (pure: each
+kit's ``sdk`` says how to make its SDK's client and call it).
 
     python -m tests.client.calls < plan.json   # prints {"library": ..., "counters": {...}}
 """
@@ -8,14 +9,16 @@ this module with only the client package and the SDKs.
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import json
 import sys
 from dataclasses import dataclass
 from typing import Any
 
-import anthropic
 import console_client
-import openai
+from console_client import _http_clients
+
+from conversations.formats import formats, get
 
 
 @dataclass(frozen=True)
@@ -33,69 +36,48 @@ class Call:
         return f"Where is my parcel? ({self.model})"
 
 
+# The SDK clients' options in the tests that build their own (the kits' clients use the same).
 COMMON: dict[str, Any] = {"api_key": "sk-fake", "max_retries": 0, "timeout": 30.0}
 
 
-def sync_clients(provider_url: str) -> dict[str, Any]:
-    """Clients of both SDKs, pointed at the fake provider, without retries (a retry would hide
-    what the test looks at)."""
-    return {
-        "anthropic": anthropic.Anthropic(base_url=provider_url, **COMMON),
-        "openai": openai.OpenAI(base_url=provider_url + "/v1", **COMMON),
-    }
+def sdk_formats() -> list[str]:
+    """The formats whose kit says how to drive the provider's official Python SDK."""
+    return [f.name for f in formats() if f.kit.sdk is not None]
 
 
-def async_clients(provider_url: str) -> dict[str, Any]:
-    return {
-        "anthropic-async": anthropic.AsyncAnthropic(base_url=provider_url, **COMMON),
-        "openai-async": openai.AsyncOpenAI(base_url=provider_url + "/v1", **COMMON),
-    }
+def _sdk(fmt: str) -> Any:
+    sdk = get(fmt).kit.sdk
+    if sdk is None:
+        raise ValueError(f"{fmt}: no Python SDK in its kit")
+    return sdk
 
 
-def _request(call: Call) -> tuple[str, dict[str, Any]]:
-    """(the SDK method's path, its arguments)."""
-    if call.format == "anthropic.messages":
-        messages = [{"role": "user", "content": call.question}]
-        return "messages", {"model": call.model, "max_tokens": 1024, "messages": messages}
-    if call.format == "openai.responses":
-        return "responses", {
-            "model": call.model,
-            "input": [{"role": "user", "content": call.question}],
-        }
-    if call.format == "openai.chat":
-        messages = [{"role": "user", "content": call.question}]
-        return "chat.completions", {"model": call.model, "messages": messages}
-    raise ValueError(call.format)
+def sync_clients(provider_url: str, fmts: list[str] | None = None) -> dict[str, Any]:
+    """A client of each format's SDK, pointed at the fake provider, without retries (a retry
+    would hide what the test looks at)."""
+    return {fmt: _sdk(fmt).client(provider_url, False) for fmt in fmts or sdk_formats()}
 
 
-def _method(client: Any, path: str) -> Any:
-    target = client
-    for part in path.split("."):
-        target = getattr(target, part)
-    return target.create
+def async_clients(provider_url: str, fmts: list[str] | None = None) -> dict[str, Any]:
+    return {fmt: _sdk(fmt).client(provider_url, True) for fmt in fmts or sdk_formats()}
 
 
 def sync_call(client: Any, call: Call) -> list[Any]:
     """The SDK's answer: the events of a stream, read to the end, or the one response."""
-    path, kwargs = _request(call)
-    if call.streamed:
-        with _method(client, path)(stream=True, **kwargs) as stream:
-            return list(stream)
-    return [_method(client, path)(**kwargs)]
+    answer: list[Any] = _sdk(call.format).call(client, call.model, call.question, call.streamed)
+    return answer
 
 
 async def async_call(client: Any, call: Call) -> list[Any]:
-    path, kwargs = _request(call)
-    if call.streamed:
-        stream = await _method(client, path)(stream=True, **kwargs)
-        async with stream:
-            return [event async for event in stream]
-    return [await _method(client, path)(**kwargs)]
+    answer: list[Any] = await _sdk(call.format).call(
+        client, call.model, call.question, call.streamed
+    )
+    return answer
 
 
-def sdk_of(call: Call) -> str:
-    name = "anthropic" if call.format.startswith("anthropic") else "openai"
-    return name + ("-async" if call.asynchronous else "")
+def versions(fmts: list[str]) -> dict[str, str]:
+    """The installed version of each format's SDK distribution."""
+    return {_sdk(f).package: importlib.metadata.version(_sdk(f).package) for f in fmts}
 
 
 def run(calls: list[Call], provider_url: str, *, url: str, token: str, **options: Any) -> Any:
@@ -104,11 +86,12 @@ def run(calls: list[Call], provider_url: str, *, url: str, token: str, **options
     transport the SDK clients used."""
     answers: dict[int, list[Any]] = {}
     info: dict[str, str] = {}
+    fmts = sorted({c.format for c in calls})
     sdk = {
         k: console_client.instrument(v, url=url, token=token, **options)
-        for k, v in sync_clients(provider_url).items()
+        for k, v in sync_clients(provider_url, fmts).items()
     }
-    http = sdk["anthropic"]._client
+    http = _http_clients(next(iter(sdk.values())))[0]
     info["library"] = type(http).__mro__[-2].__module__.partition(".")[0]
     info["transport"] = type(http._transport).__name__
     try:
@@ -117,7 +100,7 @@ def run(calls: list[Call], provider_url: str, *, url: str, token: str, **options
                 with console_client.conversation(
                     call.conversation, customer=call.customer, labels=call.labels
                 ):
-                    answers[i] = sync_call(sdk[sdk_of(call)], call)
+                    answers[i] = sync_call(sdk[call.format], call)
     finally:
         for client in sdk.values():
             client.close()
@@ -125,14 +108,14 @@ def run(calls: list[Call], provider_url: str, *, url: str, token: str, **options
     async def all_async() -> None:
         clients = {
             k: console_client.instrument(v, url=url, token=token, **options)
-            for k, v in async_clients(provider_url).items()
+            for k, v in async_clients(provider_url, fmts).items()
         }
 
         async def one(i: int, call: Call) -> None:
             with console_client.conversation(
                 call.conversation, customer=call.customer, labels=call.labels
             ):
-                answers[i] = await async_call(clients[sdk_of(call)], call)
+                answers[i] = await async_call(clients[call.format], call)
 
         try:
             await asyncio.gather(*(one(i, c) for i, c in enumerate(calls) if c.asynchronous))
@@ -156,7 +139,7 @@ def main() -> int:
         json.dumps(
             {
                 **info,
-                "versions": {"anthropic": anthropic.__version__, "openai": openai.__version__},
+                "versions": versions(sorted({c.format for c in calls})),
                 "answers": [len(a) for a in answers],
                 "delivered": delivered,
                 "counters": console_client.counters().as_dict(),

@@ -20,7 +20,8 @@ import httpx
 import httpx2
 import openai
 import pytest
-from console_client._capture import _PATHS, format_for
+from console_client._capture import format_for
+from console_client._capture_table import PATHS
 from console_client._history import split_envelope
 
 from conversations.formats import formats
@@ -127,7 +128,7 @@ def test_the_capture_table_is_the_format_registry_s() -> None:
     # paths is held to the profiles' capture paths here, so a format added to the console
     # without its path in the client (or a path changed on one side) fails.
     expected = {(path, f.name) for f in formats() for path in f.profile.capture.paths}
-    assert set(_PATHS) == expected
+    assert set(PATHS) == expected
     for path, name in expected:
         assert format_for("POST", path) == name
 

@@ -12,7 +12,7 @@ import pytest
 
 from conversations.models import Conversation, Exchange
 
-from .calls import Call, run
+from .calls import Call, run, sdk_formats
 from .conftest import ConsoleServer, Served, all_served, expected_replay
 from .provider import FakeProvider
 
@@ -73,7 +73,7 @@ def test_async_clients_and_concurrent_conversations(
     """Async tasks running together, each in its own conversation: each exchange lands in its
     own conversation (the context variable is per task)."""
     chosen: list[Served] = []
-    for fmt in ("anthropic.messages", "openai.responses", "openai.chat"):
+    for fmt in sdk_formats():  # every format whose kit names a Python SDK
         chosen += [s for s in SERVED if s.format == fmt][:2]
     calls = []
     for i, s in enumerate(chosen):

@@ -20,10 +20,11 @@ from pathlib import Path
 import console_client
 import pytest
 
+from conversations.formats import get
 from conversations.models import Conversation, Exchange
 from tests.installs import exclusive
 
-from .calls import Call
+from .calls import Call, sdk_formats
 from .conftest import ROOT, ConsoleServer, all_served, expected_replay
 from .provider import FakeProvider
 
@@ -67,6 +68,21 @@ def _install(target: Path) -> None:
     partial.rename(target)
 
 
+def _pins() -> dict[str, str]:
+    """The SDK releases legacy-sdks.txt pins (``name==version``), but for their dependencies."""
+    pins = {}
+    for line in PINS.read_text().splitlines():
+        name, _, version = line.partition("==")
+        if version and not line.startswith("#"):
+            pins[name.strip()] = version.strip()
+    return pins
+
+
+def _legacy_formats() -> list[str]:
+    """The formats whose kit's SDK has a last release on httpx pinned in legacy-sdks.txt."""
+    return [f for f in sdk_formats() if get(f).kit.sdk.package in _pins()]  # type: ignore[union-attr]
+
+
 def test_sdks_on_httpx(
     legacy_sdks: Path,
     provider: FakeProvider,
@@ -75,7 +91,7 @@ def test_sdks_on_httpx(
     tmp_path: Path,
 ) -> None:
     chosen = []
-    for fmt in ("anthropic.messages", "openai.responses", "openai.chat"):
+    for fmt in _legacy_formats():
         of_format = [s for s in all_served() if s.format == fmt]
         chosen += [
             next(s for s in of_format if s.streamed),
@@ -114,7 +130,7 @@ def test_sdks_on_httpx(
     )
     assert child.returncode == 0, child.stderr
     report = json.loads(child.stdout.strip().splitlines()[-1])
-    assert report["versions"] == {"anthropic": "0.125.0", "openai": "2.54.0"}
+    assert report["versions"] == _pins() == {"anthropic": "0.125.0", "openai": "2.54.0"}
     assert (report["library"], report["transport"]) == ("httpx", "CaptureTransport")
     assert report["delivered"] and all(report["answers"])
     assert report["counters"]["sent"] == len(calls) == Exchange.objects.count()

@@ -52,10 +52,11 @@ def check_replay(
 
 
 def test_the_capture_table_is_the_python_clients() -> None:
-    from console_client._capture import _PATHS
+    from console_client._capture_table import BINARY, ENDPOINT, PATHS
 
     table = json.loads((PACKAGE / "src" / "capture-table.json").read_text())
-    assert [(row["suffix"], row["format"]) for row in table["paths"]] == list(_PATHS)
+    assert [(row["suffix"], row["format"]) for row in table["paths"]] == list(PATHS)
+    assert (table["endpoint"], table["binary"]) == (list(ENDPOINT), list(BINARY))
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
+from conversations.formats import names
 from conversations.models import Exchange, Message
 from tests.conftest import post_json
 from tests.conversations.requests import body_for
@@ -109,9 +110,7 @@ def test_a_real_stream_cut_or_spliced(api: APIClient, seed: int, cut: int, junk:
         {
             "conversation": json_values,
             "customer": json_values,
-            "format": st.sampled_from(
-                ["anthropic.messages", "openai.responses", "openai.chat", "ai-sdk.ui", "x"]
-            ),
+            "format": st.sampled_from([*names(), "x"]),
             "request": st.text(max_size=50) | json_values,
             "response": st.text(max_size=50) | json_values,
         },

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from django.contrib.auth.models import Group
 from django.core.management import CommandError, call_command
 
 from conversations.demo import demo_bodies
+from conversations.formats import names
 from conversations.models import Block, Conversation, Exchange, Message, ServiceToken
 from conversations.replay import envelope
 from conversations.selectors import conversation_message_raws
@@ -134,7 +136,7 @@ def _snapshot() -> list[Any]:
 
 
 def test_ingest_reports_bad_lines_and_stores_the_good(tmp_path: Path) -> None:
-    good = list(demo_bodies(1))
+    good = list(itertools.islice(demo_bodies(2), 2))  # the first two demo exchanges
     bad_format = dict(good[0], format="gemini", conversation="other")
     lines = [good[0], "{not json", bad_format, good[1]]
     with pytest.raises(CommandError, match="2 line"):
@@ -189,12 +191,7 @@ def test_seed_demo_loads_every_format_and_an_admin() -> None:
     out, _ = run("seed_demo", "--conversations", "8")
     assert "8 conversations" in out
     assert "user 'admin', password" in out
-    assert set(Exchange.objects.values_list("format", flat=True)) == {
-        "anthropic.messages",
-        "openai.responses",
-        "openai.chat",
-        "ai-sdk.ui",
-    }
+    assert set(Exchange.objects.values_list("format", flat=True)) == set(names())
     assert Block.objects.filter(block_class="never").exists()
     assert Block.objects.filter(block_class="audit").exclude(tool_name="").exists()
     again, _ = run("seed_demo", "--if-empty")
@@ -274,7 +271,6 @@ def _children(pid: int) -> list[int]:
 def test_ingest_with_a_killed_worker_fails_and_exits(transactional_db: Any, tmp_path: Path) -> None:
     """A worker killed mid-file (SIGKILL, as the OOM killer would): the command stops the
     others, says how many exchanges were stored, exits 1, and does not hang on its queues."""
-    import itertools
     import os
     import re
     import signal

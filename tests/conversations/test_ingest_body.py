@@ -81,7 +81,10 @@ def test_the_page_shows_an_example_per_format_and_each_is_stored(
     shown = page["requestBody"]["content"]["application/json"]["examples"]
     assert {e["value"]["format"] for e in shown.values()} == set(formats.names())
     assert set(EXAMPLES) == set(formats.names()), "every registered format has an example"
+    # Each format's example is its kit's, in a conversation of its own.
+    assert len({e["conversation"] for e in EXAMPLES.values()}) == len(EXAMPLES)
     for fmt, example in EXAMPLES.items():
+        assert example == dict(formats.get(fmt).kit.example)
         assert example["format"] == fmt
         VALIDATOR.validate(example)
         response = post_json(api, URL, example)
@@ -168,6 +171,7 @@ ODD_VALUES = st.one_of(
     st.integers(min_value=-3, max_value=2**31 + 3),
     st.sampled_from([-1, 0, 2**31 - 1, 2**31, 1.5]),
     st.sampled_from(["", "x", "a" * 200, "a" * 201, "2026-11-29T10:00:00Z", "yesterday"]),
+    st.sampled_from(["/v1/messages", "/v1 x", "AAAA", "AAA=", "AA=A", "/" + "a" * 2048]),
     st.sampled_from([[], {}, {"queue": "billing"}, {"queue": ""}, {"queue": 3}, {"other": 1}]),
     st.sampled_from(formats.names()),
 )
@@ -215,7 +219,7 @@ def test_the_schema_and_the_checks_accept_the_same_bodies(body: dict[str, Any]) 
 def test_each_string_field_refuses_what_its_schema_refuses(name: str) -> None:
     for value in (None, 1, "", "x" * 201):
         body = {**GOOD, name: value}
-        if name in ("response", "stream") and value is None:
+        if name in ("response", "stream", "stream_base64") and value is None:
             continue  # absent-or-null: covered by the property above
         assert _accepted(body) == VALIDATOR.is_valid(body), (name, value)
 
@@ -242,3 +246,85 @@ def test_started_at_is_an_rfc_3339_timestamp_or_null(value: Any, accepted: bool)
     assert _accepted({**GOOD, "started_at": value}) is accepted
     assert next(f for f in FIELDS if f.name == "started_at").kind == "timestamp"
     assert json_schema()["properties"]["started_at"]["format"] == "date-time"
+
+
+# --- the endpoint and the binary stream -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "accepted"),
+    [
+        ("/v1/messages", True),
+        ("/v1beta/models/gemini-3-pro:streamGenerateContent?alt=sse", True),
+        ("/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/converse-stream", True),
+        ("v1/messages", False),
+        ("https://api.example.com/v1/messages", False),
+        ("/v1/mess ages", False),
+        ("", False),
+        (12, False),
+    ],
+)
+def test_the_endpoint_is_a_path_without_its_host(value: Any, accepted: bool) -> None:
+    assert _accepted({**GOOD, "endpoint": value}) is accepted
+    assert VALIDATOR.is_valid({**GOOD, "endpoint": value}) is accepted
+    if not accepted and isinstance(value, str) and value:
+        with pytest.raises(FormatError) as info:
+            exchange_input({**GOOD, "endpoint": value})
+        assert (info.value.code, info.value.field, info.value.at) == (
+            "invalid",
+            "endpoint",
+            "$.endpoint",
+        )
+
+
+@pytest.mark.parametrize(
+    ("value", "code"),
+    [("AAAA", None), ("AAA=", None), ("AA==", None), ("AA=A", "not_base64"), ("A", "not_base64")],
+)
+def test_stream_base64_is_padded_standard_base64(value: str, code: str | None) -> None:
+    body = {k: v for k, v in GOOD.items() if k != "response"}
+    body["stream_base64"] = value
+    assert VALIDATOR.is_valid(body) is (code is None)
+    if code is None:
+        assert exchange_input(body).stream_base64 == value
+        return
+    with pytest.raises(FormatError) as info:
+        exchange_input(body)
+    assert (info.value.code, info.value.field, info.value.at) == (
+        code,
+        "stream_base64",
+        "$.stream_base64",
+    )
+
+
+@pytest.mark.parametrize(
+    "outputs",
+    [
+        {"stream_base64": "AAAA", "response": "{}"},
+        {"stream_base64": "AAAA", "stream": "data: {}\n\n"},
+        {"stream_base64": "AAAA", "stream": "x", "response": "{}"},
+    ],
+)
+def test_exactly_one_of_response_stream_and_stream_base64(outputs: dict[str, str]) -> None:
+    body = {**{k: v for k, v in GOOD.items() if k != "response"}, **outputs}
+    assert not VALIDATOR.is_valid(body)
+    with pytest.raises(FormatError) as info:
+        exchange_input(body)
+    assert info.value.code == "response_or_stream"
+
+
+@pytest.mark.django_db
+def test_a_binary_stream_for_a_text_format_is_refused_and_nothing_stored(api: APIClient) -> None:
+    from conversations.models import Exchange
+
+    for fmt in formats.names():
+        if formats.get(fmt).binary_stream:
+            continue
+        body = {**EXAMPLES[fmt], "conversation": f"bin-{fmt}", "stream_base64": "AAAA"}
+        body.pop("response", None)
+        body.pop("stream", None)
+        response = post_json(api, URL, body)
+        assert response.status_code == 400, response.content
+        assert response.json()["error"] == "stream_kind"
+        assert response.json()["field"] == "stream_base64"
+    assert not Exchange.objects.filter(conversation__external_id__startswith="bin-").exists()

@@ -8,18 +8,18 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
-from conversations.demo import demo_bodies
 from conversations.models import Block, Conversation, FieldPolicy, ReprojectionJob
 from conversations.services import field_policy_delete, field_policy_save, reprojection_run
+from tests.factories import demo_conversation
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
 
 @pytest.fixture
 def old_conversation(api: APIClient) -> Conversation:
-    # The demo's first conversation: an Anthropic tool loop whose get_order result (a JSON text)
+    # The demo's Anthropic conversation: a tool loop whose get_order result (a JSON text)
     # carries a shipping address and an e-mail address, dropped by default.
-    for body in list(demo_bodies(1)):
+    for body in demo_conversation("anthropic.messages"):
         assert api.post("/api/v1/exchanges", body, format="json").status_code == 201
     return Conversation.objects.get()
 

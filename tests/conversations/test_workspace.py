@@ -5,6 +5,7 @@ by what they did, exchanges beside their turns), identifier links spelt any way.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -12,15 +13,18 @@ import pytest
 from rest_framework.test import APIClient
 
 from conversations.demo import demo_bodies
+from conversations.formats import names
 from conversations.ingest.body import exchange_input
 from conversations.models import Conversation, ToolLink
 from conversations.projection.policies import policies_changed
 from conversations.projection.project import source_link
 from conversations.selectors import conversation_page
 from conversations.services import conversation_ingest_exchange
+from conversations.workspace.exchanges import exchange_summary
 from conversations.workspace.status import conversation_status
 from conversations.workspace.timeline import Timeline, build_timeline
 from conversations.workspace.words import event_sentence, field_label, finish_words, server_tool
+from tests.factories import demo_conversation
 
 T0 = datetime(2026, 11, 1, 9, tzinfo=UTC)
 
@@ -108,18 +112,20 @@ def _timeline(conversation: Conversation) -> Timeline:
     return build_timeline(conversation_page(conversation, can_see_restricted=False))
 
 
-def _demo(index: int) -> Conversation:
-    """demo_bodies: 0 Anthropic, 1 OpenAI Responses, 2 Chat Completions, 3 AI SDK."""
-    bodies = [b for b in demo_bodies(4) if b["conversation"].startswith(f"conv_{index:06d}")]
+def _demo(fmt: str) -> Conversation:
+    """The demo's conversation in format ``fmt`` (demo_bodies rotates through the formats)."""
+    bodies = demo_conversation(fmt)
     for body in bodies:
         conversation_ingest_exchange(data=exchange_input(body))
     return Conversation.objects.get(external_id=bodies[0]["conversation"])
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("index", "tool"), [(0, "get_order"), (1, "lookup_order")])
-def test_a_call_and_its_result_are_one_row(index: int, tool: str) -> None:
-    conversation = _demo(index)
+@pytest.mark.parametrize(
+    ("fmt", "tool"), [("anthropic.messages", "get_order"), ("openai.responses", "lookup_order")]
+)
+def test_a_call_and_its_result_are_one_row(fmt: str, tool: str) -> None:
+    conversation = _demo(fmt)
     timeline = _timeline(conversation)
     assert [c.name for c in timeline.calls.values()] == [tool]
     call = next(iter(timeline.calls.values()))
@@ -144,7 +150,7 @@ def test_a_call_and_its_result_are_one_row(index: int, tool: str) -> None:
 
 @pytest.mark.django_db
 def test_an_ai_sdk_tool_part_carries_call_and_result() -> None:
-    conversation = _demo(3)
+    conversation = _demo("ai-sdk.ui")
     call = next(iter(_timeline(conversation).calls.values()))
     assert call.name == "getOrderStatus"
     assert call.words == "succeeded" and call.tone == "ok" and call.raw_status == "output-available"
@@ -263,7 +269,65 @@ def test_a_server_tool_is_shown_by_what_it_did() -> None:
 @pytest.mark.django_db
 def test_tool_links_follow_the_key_whatever_its_spelling() -> None:
     ToolLink.objects.create(tool_name="getOrderStatus", url_template="https://o.example/{order_id}")
-    conversation = _demo(3)  # the AI SDK tool names the order "orderId"
+    conversation = _demo("ai-sdk.ui")  # the AI SDK tool names the order "orderId"
     call = next(iter(_timeline(conversation).calls.values()))
     (order,) = call.inputs
     assert order.url == f"https://o.example/{order.value}"
+
+
+# --- the hooks the timeline asks ----------------------------------------------------------------
+
+
+def test_results_pair_by_id_with_the_latest_call_and_by_order_with_the_earliest() -> None:
+    from types import SimpleNamespace
+
+    from conversations.formats import get
+    from conversations.formats.profile import Pairing
+    from conversations.workspace.timeline import ToolCall, _OpenCalls, _pair_key
+
+    def block(call_id: str = "", tool_name: str = "") -> Any:
+        return SimpleNamespace(call_id=call_id, tool_name=tool_name)
+
+    by_id = get(names()[0]).profile
+    assert by_id.pairing is Pairing.BY_ID
+    by_order = replace(by_id, pairing=Pairing.BY_ORDER)
+    assert _pair_key(block("c1", "f"), by_order) == "id:c1"  # an id, where sent, pairs first
+    assert _pair_key(block("", "f"), by_order) == "name:f"
+    assert _pair_key(block("", "f"), by_id) is None  # no id and no order rule: unpaired
+    calls = [
+        ToolCall(key=str(i), name="f", action=None, call_type="t", call_id="") for i in range(3)
+    ]
+    waiting = _OpenCalls()
+    waiting.add("name:f", calls[0])
+    waiting.add("name:f", calls[1])
+    waiting.add("id:x", calls[2])
+    waiting.add("id:x", calls[0])  # the same id again: the latest call waits
+    assert waiting.take("name:f") is calls[0] and waiting.take("name:f") is calls[1]
+    assert waiting.take("name:f") is None
+    assert waiting.take("id:x") is calls[0] and waiting.take("id:x") is None
+    assert waiting.take(None) is None
+
+
+def test_roles_are_the_profile_s() -> None:
+    from conversations.formats import get
+
+    prof = get(names()[0]).profile
+    assert prof.role("user") == "customer" and prof.role("assistant") == "assistant"
+    assert prof.role("narrator") == "narrator"  # shown as received
+    assert replace(prof, roles={"model": "assistant"}).role("model") == "assistant"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("fmt", names())
+def test_the_call_line_counts_input_one_way_for_every_format(fmt: str) -> None:
+    from conversations.formats import get
+
+    conversation = _demo(fmt)
+    for e in conversation.exchanges.all():
+        summary = exchange_summary(e)
+        expected = get(fmt).profile.usage.counted(
+            e.input_tokens, e.cache_read_tokens, e.cache_write_tokens
+        )
+        assert summary.input_tokens == expected.total
+        if summary.input_tokens is not None and summary.cache_read_tokens:
+            assert summary.cache_read_tokens <= summary.input_tokens

@@ -55,6 +55,7 @@ BAD: dict[str, list[tuple[Any, ...]]] = {
     "seed_demo": [("--conversations", "-1"), ("--conversations", "x")],
     "setup_roles": [("extra",)],
     "signals_tick": [("extra",)],
+    "write_format_tables": [("extra",), ("--nope",)],
     "deletion_request": [
         (),
         ("--customer", ""),

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from conversations.formats import formats
 from conversations.live import state
 from tests.conftest import post_json
 from tests.live.conftest import chunk_body, stored_conversation
@@ -17,12 +18,8 @@ pytestmark = pytest.mark.django_db
 URL = "/api/v1/live/chunks"
 DEEP = "data: " + "[" * 1000 + "]" * 1000 + "\n\n"
 DEEP_OBJECT = "data: " + '{"a":' * 1000 + "1" + "}" * 1000 + "\n\n"
-READABLE = {
-    "anthropic.messages": 'event: ping\ndata: {"type": "ping"}\n\n',
-    "openai.responses": 'data: {"type": "response.created", "response": {"id": "r"}}\n\n',
-    "openai.chat": 'data: {"id": "c", "choices": []}\n\n',
-    "ai-sdk.ui": 'data: {"type": "start"}\n\n',
-}
+# A chunk each format's live filter reads and that shows nothing (its kit's ``live.idle``).
+READABLE = {f.name: f.kit.live.idle for f in formats()}
 
 
 @pytest.mark.parametrize("fmt", sorted(READABLE))

@@ -3,7 +3,6 @@ recorder of every key written and every message published under it."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -12,9 +11,7 @@ import pytest
 
 from conversations.live import state
 from tests.conftest import post_json
-from tests.conversations.requests import body_for
 from tests.live.streams import Stream
-from tests.providers import Recorded
 
 
 @pytest.fixture(autouse=True)
@@ -28,56 +25,23 @@ def live_prefix(settings: Any) -> Iterator[str]:
 
 
 def stored_conversation(api: Any, name: str, fmt: str = "anthropic.messages") -> int:
-    """A conversation with one stored exchange (so it has a data key and a page)."""
+    """A conversation with one stored exchange (so it has a data key and a page): the answer
+    before the live one, the exchange of the format's kit example."""
+    from conversations.formats import get
     from conversations.models import Conversation
 
-    first = Recorded(
-        "first", fmt, None, response=json.dumps(_FIRST[fmt])
-    )  # the answer before the live one
-    r = post_json(api, "/api/v1/exchanges", body_for(first, conversation=name))
+    example = get(fmt).kit.example
+    outputs = ("request", "response", "stream", "stream_base64", "endpoint")
+    body = {
+        "conversation": name,
+        "customer": "cus_1",
+        "format": fmt,
+        **{k: v for k, v in example.items() if k in outputs},
+        "labels": {"queue": "billing"},
+    }
+    r = post_json(api, "/api/v1/exchanges", body)
     assert r.status_code == 201, r.json()
     return Conversation.objects.get(external_id=name).pk
-
-
-_FIRST = {
-    "anthropic.messages": {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "claude-sonnet-4-5",
-        "content": [{"type": "text", "text": "Let me look."}],
-        "stop_reason": "end_turn",
-        "usage": {"input_tokens": 1, "output_tokens": 1},
-    },
-    "openai.responses": {
-        "id": "resp_1",
-        "object": "response",
-        "status": "completed",
-        "model": "gpt-5-mini",
-        "output": [
-            {
-                "type": "message",
-                "id": "msg_1",
-                "role": "assistant",
-                "status": "completed",
-                "content": [{"type": "output_text", "text": "Let me look.", "annotations": []}],
-            }
-        ],
-    },
-    "openai.chat": {
-        "id": "c1",
-        "object": "chat.completion",
-        "model": "m",
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": "Let me look."},
-                "finish_reason": "stop",
-            }
-        ],
-    },
-    "ai-sdk.ui": {"id": "a1", "role": "assistant", "parts": [{"type": "text", "text": "Hi."}]},
-}
 
 
 def chunk_body(

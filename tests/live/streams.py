@@ -11,28 +11,9 @@ from conversations.blocks import BlockClass
 from conversations.formats import FormatError, get
 from conversations.projection.project import clean_text
 from conversations.projection.redaction import redact
-from tests.providers import fixture_files, load
+from tests.providers import fixture_files, load, stream_files
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
-
-MIN_REQUEST = {
-    "anthropic.messages": {
-        "model": "m",
-        "max_tokens": 1,
-        "messages": [{"role": "user", "content": "hi"}],
-    },
-    "openai.responses": {"model": "m", "input": "hi"},
-    "openai.chat": {"model": "m", "messages": [{"role": "user", "content": "hi"}]},
-    "ai-sdk.ui": {
-        "messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]
-    },
-}
-_PREFIX = {
-    "anthropic-": "anthropic.messages",
-    "openai-chat-": "openai.chat",
-    "openai-responses-": "openai.responses",
-    "ai-sdk-": "ai-sdk.ui",
-}
 
 
 @dataclass(frozen=True)
@@ -63,21 +44,11 @@ def streams() -> list[Stream]:
         for r in load(name):
             if r.stream is not None:
                 found.append((r.name, r.format, r.request, r.stream))
-    for path in sorted((FIXTURES / "streams").glob("*.sse")):
-        fmt = next(f for p, f in _PREFIX.items() if path.name.startswith(p))
-        found.append((f"streams/{path.name}", fmt, None, path.read_text(encoding="utf-8")))
-    ai = FIXTURES / "ai_sdk"
-    found.append(
-        (
-            "ai_sdk/assistant-stream.sse",
-            "ai-sdk.ui",
-            (ai / "chat-request.json").read_text(encoding="utf-8"),
-            (ai / "assistant-stream.sse").read_text(encoding="utf-8"),
-        )
-    )
+    for f in stream_files():
+        found.append((f.name, f.format, f.request, f.stream))
     out = []
     for name, fmt, request, text in found:
-        request = request or json.dumps(MIN_REQUEST[fmt])
+        request = request or json.dumps(dict(get(fmt).kit.minimal_request))
         visible = _visible(fmt, request, text)
         if visible is not None:
             out.append(Stream(name, fmt, request, text, visible))

@@ -9,6 +9,7 @@ import re
 
 import pytest
 
+from conversations.formats import get, names
 from conversations.live.filters import filter_for
 
 CARD = "4242 4242 4242 4242"
@@ -31,82 +32,13 @@ def pieces_of(text: str, secret: str, n: int) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise(cuts)]
 
 
-def _sse(events: list[dict[str, object]]) -> str:
-    return "".join(f"data: {json.dumps(e)}\n\n" for e in events)
-
-
 def stream(fmt: str, deltas: list[str]) -> str:
-    if fmt == "anthropic.messages":
-        return _sse(
-            [
-                {"type": "message_start", "message": {"id": "m", "content": []}},
-                {
-                    "type": "content_block_start",
-                    "index": 0,
-                    "content_block": {"type": "text", "text": ""},
-                },
-                *(
-                    {
-                        "type": "content_block_delta",
-                        "index": 0,
-                        "delta": {"type": "text_delta", "text": d},
-                    }
-                    for d in deltas
-                ),
-                {"type": "content_block_stop", "index": 0},
-                {"type": "message_stop"},
-            ]
-        )
-    if fmt == "openai.chat":
-        return (
-            _sse(
-                [{"choices": [{"index": 0, "delta": {"content": d}}]} for d in deltas]
-                + [{"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}]
-            )
-            + "data: [DONE]\n\n"
-        )
-    if fmt == "openai.responses":
-        return _sse(
-            [
-                {
-                    "type": "response.output_item.added",
-                    "output_index": 0,
-                    "item": {"type": "message"},
-                },
-                {
-                    "type": "response.content_part.added",
-                    "output_index": 0,
-                    "content_index": 0,
-                    "part": {"type": "output_text", "text": ""},
-                },
-                *(
-                    {
-                        "type": "response.output_text.delta",
-                        "output_index": 0,
-                        "content_index": 0,
-                        "delta": d,
-                    }
-                    for d in deltas
-                ),
-                {"type": "response.output_text.done", "output_index": 0, "content_index": 0},
-                {"type": "response.completed", "response": {"status": "completed"}},
-            ]
-        )
-    return (
-        _sse(
-            [
-                {"type": "start"},
-                {"type": "text-start", "id": "t"},
-                *({"type": "text-delta", "id": "t", "delta": d} for d in deltas),
-                {"type": "text-end", "id": "t"},
-                {"type": "finish"},
-            ]
-        )
-        + "data: [DONE]\n\n"
-    )
+    """A whole stream of ``fmt`` whose answer is ``deltas``, each in its own event (the format
+    kit's live sample, ``live.text``)."""
+    return get(fmt).kit.live.text(deltas)
 
 
-FORMATS = ["anthropic.messages", "openai.chat", "openai.responses", "ai-sdk.ui"]
+FORMATS = names()
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -12,8 +12,9 @@ import pytest
 from django.test import Client
 
 from audit.models import AuditEvent
+from conversations.formats import formats
 from conversations.reviews import MAX_FETCHES
-from conversations.reviews.provider import ProviderError, openai_client, openai_response_retrieve
+from conversations.reviews.provider import ProviderError, client, response_retrieve
 from tests.review.conftest import (
     HIDDEN,
     PII,
@@ -30,6 +31,10 @@ from tests.review.fake_provider import FakeOpenAI, Route, fake_openai
 pytestmark = pytest.mark.django_db(databases="__all__")
 
 KEY = "sk-test-review-key-not-real"
+# The format whose reviews fetch missing summaries (OpenAI Responses): its transport and fetch.
+_FETCHING = [f.profile for f in formats() if f.profile.summary is not None]
+assert len(_FETCHING) == 1 and _FETCHING[0].transport is not None
+TRANSPORT, SUMMARY = _FETCHING[0].transport, _FETCHING[0].summary
 
 
 @pytest.fixture
@@ -162,19 +167,19 @@ def test_fetches_per_review_are_capped(client: Client, world: World, provider: F
 
 def test_the_client_refuses_ids_it_would_have_to_escape(settings: Any) -> None:
     settings.OPENAI_API_KEY = KEY
-    with openai_client() as client, pytest.raises(ProviderError, match="not one the provider"):
-        openai_response_retrieve(client, "../../v1/files")
+    with client(TRANSPORT) as http, pytest.raises(ProviderError, match="not one the provider"):
+        response_retrieve(http, SUMMARY, "../../v1/files")
 
 
 def test_the_client_caps_the_body(provider: FakeOpenAI, monkeypatch: Any) -> None:
     monkeypatch.setattr("conversations.reviews.provider.MAX_BODY_BYTES", 100)
     provider.routes["/v1/responses/resp_big"] = Route(200, b'{"a": "' + b"x" * 500 + b'"}')
-    with openai_client() as client, pytest.raises(ProviderError, match="larger than expected"):
-        openai_response_retrieve(client, "resp_big")
+    with client(TRANSPORT) as http, pytest.raises(ProviderError, match="larger than expected"):
+        response_retrieve(http, SUMMARY, "resp_big")
 
 
 def test_the_client_has_timeouts_and_no_redirects(provider: FakeOpenAI) -> None:
-    with openai_client() as client:
-        assert isinstance(client.timeout, httpx.Timeout)
-        assert client.timeout.read == 0.5 and client.timeout.connect == 0.5
-        assert client.follow_redirects is False
+    with client(TRANSPORT) as http:
+        assert isinstance(http.timeout, httpx.Timeout)
+        assert http.timeout.read == 0.5 and http.timeout.connect == 0.5
+        assert http.follow_redirects is False

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
+from conversations.formats import names
 from conversations.reviews.reasoning import (
     Trace,
     TraceKind,
     Withheld,
-    openai_response_traces,
+    fetched_reasoning,
     reasoning_of,
 )
 
@@ -73,9 +74,10 @@ def test_openai_fetched_response() -> None:
             {"id": "m", "type": "message", "content": []},
         ]
     }
-    assert openai_response_traces(body) == [Trace(TraceKind.SUMMARY, "s", item_id="rs_1")]
-    assert openai_response_traces({"output": "no"}) == []
-    assert openai_response_traces([]) == []
+    fmt = "openai.responses"
+    assert fetched_reasoning(fmt, body) == [Trace(TraceKind.SUMMARY, "s", item_id="rs_1")]
+    assert fetched_reasoning(fmt, {"output": "no"}) == []
+    assert fetched_reasoning(fmt, []) == []
 
 
 def test_chat_reasoning_fields() -> None:
@@ -128,9 +130,7 @@ def test_ai_sdk_reasoning_parts() -> None:
 
 
 @pytest.mark.parametrize("raw", ["", "{", "[1,2]", "null", '{"content": 5}', '{"parts": {}}'])
-@pytest.mark.parametrize(
-    "fmt", ["anthropic.messages", "openai.responses", "openai.chat", "ai-sdk.ui"]
-)
+@pytest.mark.parametrize("fmt", names())
 def test_unexpected_shapes_are_skipped_not_raised(fmt: str, raw: str) -> None:
     assert reasoning_of(fmt, raw) == []
 

@@ -60,7 +60,11 @@ def test_timing_and_cost_match_the_stored_exchanges(world: Any) -> None:
             assert bar.start_ms == int((e.started_at - origin).total_seconds() * 1000)
             assert bar.duration_ms == e.latency_ms
             assert bar.tokens is not None
-            assert bar.tokens.input == e.input_tokens  # Anthropic's input excludes the cache
+            # Anthropic's own input count excludes the cache; the page's includes it.
+            assert bar.tokens.fresh == e.input_tokens
+            assert bar.tokens.input == (
+                e.input_tokens + (e.cache_read_tokens or 0) + (e.cache_write_tokens or 0)
+            )
             assert bar.tokens.cached == e.cache_read_tokens
             assert bar.tokens.output == e.output_tokens
             assert bar.price == expected_price(e, w.price)

@@ -4,8 +4,9 @@
 // a list; everything else (decoding, the console's JSON body) is done later by the delivery
 // loop, through Capture.body().
 //
-// How to add a provider format: a row of capture-table.json (the console must know the format:
-// conversations/formats/ in the console's repository).
+// Which calls are exchanges, in which format, and how each is sent is capture-table.json:
+// generated from the console's format registry (`manage.py write_format_tables`), so a provider
+// format added to the console needs no edit here.
 
 import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
@@ -13,6 +14,10 @@ import { createRequire } from "node:module";
 // createRequire, not a JSON import: JSON modules print an ExperimentalWarning on Node 20.
 const TABLE = createRequire(import.meta.url)("./capture-table.json");
 const PATHS = TABLE.paths.map(({ suffix, format }) => [suffix, format]);
+const ENDPOINT = new Set(TABLE.endpoint); // the body carries the call's path (model in the URL)
+const BINARY = new Set(TABLE.binary); // a stream of these is binary: posted as stream_base64
+/** The format of the AI SDK UI message stream (captureUIMessageStream). */
+export const UI_FORMAT = TABLE.ui;
 
 /** The console format of a provider call, or null for a call that is no exchange. */
 export function formatFor(method, pathname) {
@@ -37,11 +42,13 @@ export class Capture {
    * @param {string} init.format the console format
    * @param {{id: string, customer: string, labels: object}} init.conversation
    * @param {string|Uint8Array} init.request the request body as sent
+   * @param {string} [init.endpoint] the path and query the call was sent to (no host)
    */
-  constructor({ format, conversation, request }) {
+  constructor({ format, conversation, request, endpoint = "" }) {
     this.format = format;
     this.conversation = conversation;
     this.request = request;
+    this.endpoint = endpoint;
     // The exchange's identity: the Idempotency-Key of every attempt to post it, the `exchange`
     // of its live chunks and the body's `live_exchange`.
     this.key = randomUUID().replaceAll("-", "");
@@ -49,6 +56,7 @@ export class Capture {
     this.started = performance.now();
     this.status = 0;
     this.streamed = false;
+    this.binary = false; // a binary stream (BINARY formats): posted as stream_base64
     this.chunks = [];
     this.ended = false; // read to its end
     this.finished = false; // closed: nothing more will arrive
@@ -59,10 +67,12 @@ export class Capture {
 
   /** What a worker thread gets: the fields, the chunks joined into one (see console.js). */
   message() {
-    const { format, conversation, request, key, startedAt, started, status, streamed } = this;
-    const { ended, finished, live, latencyMs } = this;
+    const { format, conversation, request, endpoint, key, startedAt, started, status } = this;
+    const { streamed, binary, ended, finished, live, latencyMs } = this;
     return {
-      fields: { format, conversation, request, key, startedAt, started, status, streamed },
+      fields: {
+        format, conversation, request, endpoint, key, startedAt, started, status, streamed, binary,
+      },
       state: { ended, finished, live, latencyMs },
       received: join(this.chunks),
     };
@@ -80,6 +90,9 @@ export class Capture {
     this.status = response.status;
     const type = (response.headers.get("content-type") || "").split(";")[0].trim().toLowerCase();
     this.streamed = type === "text/event-stream";
+    if (BINARY.has(this.format) && type !== "" && type !== "application/json") {
+      this.streamed = this.binary = true;
+    }
   }
 
   /** Closed (or broken) before the response ended: only what arrived is kept. */
@@ -109,9 +122,15 @@ export class Capture {
     }
     let request;
     let response;
+    let output = this.streamed ? "stream" : "response";
     try {
       request = typeof this.request === "string" ? this.request : strict().decode(this.request);
-      response = utf8(this.received(), cancelled);
+      if (this.binary) {
+        output = "stream_base64";
+        response = Buffer.from(this.received()).toString("base64");
+      } else {
+        response = utf8(this.received(), cancelled);
+      }
     } catch (error) {
       if (error instanceof TypeError) throw new Unsendable(`not UTF-8: ${error.message}`);
       throw error;
@@ -121,10 +140,11 @@ export class Capture {
       customer: this.conversation.customer,
       format: this.format,
       request,
-      [this.streamed ? "stream" : "response"]: response,
+      [output]: response,
       started_at: this.startedAt.toISOString(),
       latency_ms: this.latencyMs,
     };
+    if (ENDPOINT.has(this.format) && this.endpoint) body.endpoint = this.endpoint;
     if (cancelled) body.cancelled = true;
     if (this.liveSeq) body.live_exchange = this.key; // the console closes the live stream
     if (Object.keys(this.conversation.labels).length) body.labels = this.conversation.labels;

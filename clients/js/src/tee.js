@@ -6,7 +6,7 @@
 // Nothing here may throw into the chat path. Every step of ours is guarded; the inner fetch's
 // own errors (the provider unreachable, an aborted call) pass through unchanged, as without us.
 
-import { Capture, formatFor } from "./capture.js";
+import { Capture, formatFor, UI_FORMAT } from "./capture.js";
 import { current } from "./context.js";
 
 /** A fetch for `target` (a Console), calling `inner` (default: the global fetch at call time). */
@@ -28,7 +28,8 @@ async function plan(target, input, init) {
   const isRequest = typeof Request !== "undefined" && input instanceof Request;
   const method = init?.method ?? (isRequest ? input.method : "GET");
   const href = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
-  const format = formatFor(method, new URL(href).pathname);
+  const url = new URL(href);
+  const format = formatFor(method, url.pathname);
   if (format === null) return null;
   const conversation = current();
   if (conversation === undefined) {
@@ -46,7 +47,7 @@ async function plan(target, input, init) {
     target.skipped("the request has no body fetch can show us (a stream, a form)");
     return null;
   }
-  return new Capture({ format, conversation, request });
+  return new Capture({ format, conversation, request, endpoint: url.pathname + url.search });
 }
 
 // The bytes fetch will send for `body`: a string goes out as UTF-8 (a lone surrogate as U+FFFD,
@@ -73,7 +74,8 @@ export function wrap(target, capture, response, { liveAllowed = true } = {}) {
       target.skipped("the response has no body");
       return response;
     }
-    capture.live = liveAllowed && target.options.live && capture.streamed;
+    // The live API carries text chunks: a binary stream is posted whole, not forwarded.
+    capture.live = liveAllowed && target.options.live && capture.streamed && !capture.binary;
     const teed = new Response(tee(target, capture, response.body), {
       status: response.status,
       statusText: response.statusText,
@@ -160,7 +162,7 @@ export function captureUI(target, request, response) {
       target.skipped("captureUIMessageStream: not a Response");
       return response;
     }
-    const capture = new Capture({ format: "ai-sdk.ui", conversation, request: bytes });
+    const capture = new Capture({ format: UI_FORMAT, conversation, request: bytes });
     return wrap(target, capture, response);
   } catch (error) {
     target.log.error("console-client: could not capture a UI message stream", error);

@@ -14,6 +14,7 @@ class AiSdkLive(LiveFilter):
     name that id; tool parts by ``toolCallId``; ``finish`` / ``[DONE]``, ``error``, ``abort``."""
 
     format = FORMAT
+    browser = "AiSdkFilter"
     _OPENS = {"text-start": "text", "reasoning-start": "reasoning"}
     _DELTAS = {"text-delta": "text", "reasoning-delta": "reasoning"}
     _ENDS = {"text-end": "text", "reasoning-end": "reasoning"}

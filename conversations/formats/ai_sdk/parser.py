@@ -116,7 +116,7 @@ from ..base import (
     strict_loads,
 )
 from ..live import inline_traces, split_inline
-from ..profile import Finish
+from ..profile import Endpoint, Finish
 from ..registry import Format
 from ..sse import iter_events
 from ..traces import Trace, TraceKind, Withheld
@@ -1251,7 +1251,13 @@ class AiSdkUi(Format):
     name = FORMAT
 
     def read(
-        self, *, request: str, response: str | None, stream: str | None, cancelled: bool = False
+        self,
+        *,
+        request: str,
+        response: str | None,
+        stream: str | None,
+        endpoint: Endpoint | None = None,
+        cancelled: bool = False,
     ) -> ParsedExchange:
         body, history, last = self._request(request)
         # useChat continues the last message when it is the assistant's (module docstring).

@@ -116,6 +116,8 @@ CONTINUATION = Continuation(
 PROFILE = Profile(
     format=FORMAT,
     label="AI SDK UI",
+    # A tool part is the call and its result at once; its state says whether the result came.
+    whole_tool_types=frozenset({"tool-*", "dynamic-tool"}),
     block_types=BLOCK_TYPES,
     finishes=FINISHES,
     usage=UsageProfile(
@@ -127,6 +129,6 @@ PROFILE = Profile(
     continuation=CONTINUATION,
     tool_states=TOOL_STATES,
     # Captured where the backend answers the browser (clients/js), not at a provider endpoint.
-    capture=Capture(paths=()),
+    capture=Capture(paths=(), ui_stream=True),
     inline=INLINE,
 )

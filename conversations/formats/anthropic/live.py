@@ -16,6 +16,7 @@ class AnthropicLive(LiveFilter):
     ``error``."""
 
     format = FORMAT
+    browser = "AnthropicFilter"
     # delta type -> the block key it extends, for the deltas that append (text, thinking).
     _APPENDS = {d: (src, key) for d, (src, key, _t, append) in _STRING_DELTAS.items() if append}
 

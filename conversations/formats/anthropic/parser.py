@@ -71,7 +71,7 @@ from ..base import (
     opt_str,
     strict_loads,
 )
-from ..profile import Finish
+from ..profile import Endpoint, Finish
 from ..registry import Format
 from ..sse import Event, iter_events
 from ..traces import Trace, TraceKind, Withheld
@@ -739,7 +739,13 @@ class AnthropicMessages(Format):
     name = FORMAT
 
     def read(
-        self, *, request: str, response: str | None, stream: str | None, cancelled: bool = False
+        self,
+        *,
+        request: str,
+        response: str | None,
+        stream: str | None,
+        endpoint: Endpoint | None = None,
+        cancelled: bool = False,
     ) -> ParsedExchange:
         _check_unicode(request, field="request")
         params = Params()

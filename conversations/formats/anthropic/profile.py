@@ -22,10 +22,13 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Transport,
     Unseen,
     UsageProfile,
     items_of,
     keep_all,
+    mcp_words,
+    server_tool_words,
     type_of,
 )
 
@@ -213,9 +216,35 @@ def _probes(
     ]
 
 
+# Results the chat backend sends for the tools it ran; every other ``*_tool_result`` is a
+# server tool's, run by Anthropic.
+CLIENT_RESULTS = frozenset({"tool_result", "mcp_tool_result"})
+
+
+def _server_tool(block_type: str, tool_name: str) -> str | None:
+    """What a server tool did (``server_tool_use`` and its ``<tool>_tool_result``; an MCP
+    connector call), or None for a tool the chat backend ran."""
+    if block_type.startswith("mcp_"):
+        return mcp_words(tool_name)
+    if block_type == "server_tool_use" or (
+        block_type.endswith("_tool_result") and block_type not in CLIENT_RESULTS
+    ):
+        return server_tool_words(tool_name or block_type.removesuffix("_tool_result"))
+    return None
+
+
+TRANSPORT = Transport(
+    base_url_setting="ANTHROPIC_BASE_URL",
+    base_url="https://api.anthropic.com",
+    key_setting="ANTHROPIC_API_KEY",
+    headers=lambda key: {"x-api-key": key, "anthropic-version": "2023-06-01"},
+)
+
 PROFILE = Profile(
     format=FORMAT,
     result_types=frozenset({"tool_result", "*_tool_result", "mcp_tool_result"}),
+    server_tool=_server_tool,
+    transport=TRANSPORT,
     label="Anthropic Messages",
     block_types=BLOCK_TYPES,
     finishes=FINISHES,
@@ -232,7 +261,7 @@ PROFILE = Profile(
     continuation=CONTINUATION,
     tool_states={},
     capture=Capture(paths=("/v1/messages",)),
-    probe=Probe(provider="anthropic", path="/v1/messages", bodies=_probes),
+    probe=Probe(path="/v1/messages", bodies=_probes),
     unseen=UNSEEN,
     prefix_settings=("system", "tools"),
 )

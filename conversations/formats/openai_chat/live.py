@@ -15,6 +15,7 @@ class ChatLive(LiveFilter):
     calls by their ``index``; a ``finish_reason`` or ``[DONE]`` ends it."""
 
     format = FORMAT
+    browser = "ChatFilter"
 
     def event(self, out: LiveOps, data: dict[str, Any]) -> None:
         if data.get("error") is not None:

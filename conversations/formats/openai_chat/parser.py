@@ -52,7 +52,7 @@ from ..base import optional as _opt
 from ..base import required as _req
 from ..base import tool_arguments as _arguments
 from ..live import inline_traces, split_inline
-from ..profile import Finish
+from ..profile import Endpoint, Finish
 from ..registry import Format
 from ..sse import Event, iter_events
 from ..traces import Trace, TraceKind, Withheld
@@ -530,7 +530,13 @@ class OpenAIChat(Format):
     name = FORMAT
 
     def read(
-        self, *, request: str, response: str | None, stream: str | None, cancelled: bool = False
+        self,
+        *,
+        request: str,
+        response: str | None,
+        stream: str | None,
+        endpoint: Endpoint | None = None,
+        cancelled: bool = False,
     ) -> ParsedExchange:
         history, params = _parse_request(request)
         if response is not None:

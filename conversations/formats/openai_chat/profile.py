@@ -24,6 +24,7 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Transport,
     UsageProfile,
 )
 
@@ -180,6 +181,14 @@ def _probes(
 PROFILE = Profile(
     format=FORMAT,
     result_types=frozenset({"tool"}),
+    # OpenAI's API; a deployment probing another Chat Completions server points
+    # OPENAI_BASE_URL at it.
+    transport=Transport(
+        base_url_setting="OPENAI_BASE_URL",
+        base_url="https://api.openai.com",
+        key_setting="OPENAI_API_KEY",
+        headers=lambda key: {"Authorization": f"Bearer {key}"},
+    ),
     label="Chat Completions",
     block_types=BLOCK_TYPES,
     finishes=FINISHES,
@@ -195,6 +204,6 @@ PROFILE = Profile(
     tool_states={},
     capture=Capture(paths=("/chat/completions",)),
     inline=INLINE,
-    probe=Probe(provider="openai", path="/v1/chat/completions", bodies=_probes),
+    probe=Probe(path="/v1/chat/completions", bodies=_probes),
     prefix_settings=("tools",),
 )

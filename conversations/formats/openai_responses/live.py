@@ -21,6 +21,7 @@ class ResponsesLive(LiveFilter):
     type); text arrives in the events the stored accumulator reads as text and refusal deltas."""
 
     format = FORMAT
+    browser = "ResponsesFilter"
     _TEXT = _events(_Stream.text_delta, _Stream.refusal_delta)
     _THINK = _events(_Stream.summary_delta, _Stream.reasoning_text_delta)
     _PART_END = _events(_Stream.text_done, _Stream.refusal_done)

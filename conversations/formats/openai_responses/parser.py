@@ -46,7 +46,7 @@ from ..base import compact_checked as _serialise
 from ..base import optional as _opt
 from ..base import required as _req
 from ..base import tool_arguments as _arguments
-from ..profile import Finish
+from ..profile import Endpoint, Finish
 from ..registry import Format
 from ..sse import Event, iter_events
 from ..traces import Trace, TraceKind, Withheld
@@ -708,7 +708,13 @@ class OpenAIResponses(Format):
     name = FORMAT
 
     def read(
-        self, *, request: str, response: str | None, stream: str | None, cancelled: bool = False
+        self,
+        *,
+        request: str,
+        response: str | None,
+        stream: str | None,
+        endpoint: Endpoint | None = None,
+        cancelled: bool = False,
     ) -> ParsedExchange:
         history, params, full = _parse_request(request)
         if response is not None:

@@ -20,11 +20,16 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    SummaryFetch,
+    Transport,
     Unseen,
     UsageProfile,
     keep_all,
+    mcp_words,
+    server_tool_words,
     type_of,
 )
+from ..traces import Trace, Withheld
 
 FORMAT = "openai.responses"
 
@@ -155,9 +160,48 @@ def _probes(
     return [("at_budget", 16, None, body(16)), ("no_room", 256, None, body(256))]
 
 
+def _server_tool(block_type: str, tool_name: str) -> str | None:
+    """What a server item did: every ``*_call`` item but function and custom tool calls runs
+    at OpenAI (``web_search_call``); ``mcp_*`` items call an MCP server."""
+    if block_type.startswith("mcp_"):
+        return mcp_words(tool_name)
+    if block_type.endswith("_call") and block_type not in ("function_call", "custom_tool_call"):
+        return server_tool_words(tool_name or block_type.removesuffix("_call"))
+    return None
+
+
+def _summary_wanted(traces: Sequence[Trace], reasoning_tokens: int | None) -> bool:
+    """A stored exchange whose reasoning has no summary at all: an item that came without one,
+    or reasoning tokens billed and no reasoning item kept."""
+    if any(t.text for t in traces):
+        return False
+    return any(t.withheld is Withheld.MISSING for t in traces) or bool(reasoning_tokens)
+
+
+def _output_items(body: Any) -> list[Any]:
+    output = body.get("output") if isinstance(body, dict) else None
+    return list(output) if isinstance(output, list) else []
+
+
+TRANSPORT = Transport(
+    base_url_setting="OPENAI_BASE_URL",
+    base_url="https://api.openai.com",
+    key_setting="OPENAI_API_KEY",
+    headers=lambda key: {"Authorization": f"Bearer {key}"},
+)
+
 PROFILE = Profile(
     format=FORMAT,
     result_types=frozenset({"function_call_output", "*_call_output"}),
+    server_tool=_server_tool,
+    transport=TRANSPORT,
+    # GET /v1/responses/{id}: a response stored by OpenAI (store: true) with its summaries.
+    summary=SummaryFetch(
+        path="/v1/responses/{id}",
+        id_pattern=r"[A-Za-z0-9_-]{1,200}",
+        wanted=_summary_wanted,
+        items=_output_items,
+    ),
     label="OpenAI Responses",
     block_types=BLOCK_TYPES,
     finishes=FINISHES,
@@ -171,7 +215,7 @@ PROFILE = Profile(
     continuation=CONTINUATION,
     tool_states=TOOL_STATES,
     capture=Capture(paths=("/responses",)),
-    probe=Probe(provider="openai", path="/v1/responses", bodies=_probes),
+    probe=Probe(path="/v1/responses", bodies=_probes),
     unseen=UNSEEN,
     prefix_settings=("instructions", "tools"),
 )

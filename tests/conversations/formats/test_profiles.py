@@ -4,15 +4,17 @@ and the page's words alike, for every raw value it lists."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
+from conversations import blocks
 from conversations.blocks import ParsedExchange
 from conversations.formats import formats, get, names, registry
+from conversations.formats.kit import Kit
+from conversations.formats.kit import ReasoningSample as KitReasoning
 from conversations.formats.live import LiveFilter
 from conversations.formats.profile import FINISH_ORDER, Finish, Inline, Profile
 from conversations.live.filters import FILTERS
@@ -22,6 +24,7 @@ from conversations.workspace.words import FINISH_REASONS, TOOL_STATES, finish_wo
 
 class _Live(LiveFilter):
     format = "test.part-missing"
+    browser = "TestFilter"
 
     def event(self, out: Any, data: dict[str, Any]) -> None:
         raise AssertionError
@@ -38,11 +41,22 @@ def _profile(**changes: Any) -> Profile:
     return replace(get("openai.chat").profile, **{"format": "test.part-missing", **changes})
 
 
+def _kit(**changes: Any) -> Kit:
+    kit = get("openai.chat").kit
+    example = {**kit.example, "format": "test.part-missing"}
+    return replace(kit, **{"format": "test.part-missing", "example": example, **changes})
+
+
+class _Unnamed(_Live):
+    browser = ""
+
+
 @pytest.mark.parametrize(
     ("profile", "live", "message"),
     [
         (None, _Live(), "no profile"),
         (_profile(), None, "no live filter"),
+        (_profile(), _Unnamed(), "no browser class"),
         (_profile(label=""), _Live(), "lacks label"),
         (_profile(finishes={}), _Live(), "lacks finishes"),
         (
@@ -57,23 +71,81 @@ def _profile(**changes: Any) -> Profile:
         ),
         (_profile(inline=Inline(frozenset({"content"}), never_type="t")), _Live(), "inline"),
         (_profile(format="openai.chat"), _Live(), "name other formats"),
+        (_profile(probe=None, summary=None, transport=None), _Live(), None),
+        (
+            _profile(summary=get("openai.responses").profile.summary, transport=None),
+            _Live(),
+            "transport",
+        ),
+        (_profile(roles={"model": "speaker"}), _Live(), "roles"),
     ],
     ids=[
         "no-profile",
         "no-live-filter",
+        "no-browser-class",
         "no-label",
         "no-finish-table",
         "finish-table-without-truncated",
         "uncited-continuation",
         "inline-span-not-never",
         "parts-of-another-format",
+        "a-whole-profile-without-a-transport-but-nothing-to-call",
+        "a-summary-fetch-without-a-transport",
+        "roles-the-console-has-not",
     ],
 )
 def test_a_format_with_a_part_missing_cannot_be_registered(
-    profile: Any, live: Any, message: str
+    profile: Any, live: Any, message: str | None
 ) -> None:
+    if message is None:  # the control: the same parts, whole, are accepted (then taken out)
+        try:
+            registry.register(_parser(), profile=profile, live=live, kit=_kit())
+            assert "test.part-missing" in names()
+        finally:
+            registry._FORMATS.pop("test.part-missing", None)
+            blocks._TYPES.pop("test.part-missing", None)
+        return
     with pytest.raises(TypeError, match=message):
-        registry.register(_parser(), profile=profile, live=live)
+        registry.register(_parser(), profile=profile, live=live, kit=_kit())
+    assert "test.part-missing" not in names()
+
+
+@pytest.mark.parametrize(
+    ("kit", "message"),
+    [
+        (None, "no kit"),
+        (_kit(format="openai.chat"), "name other formats"),
+        (_kit(minimal_request={}), "kit lacks minimal_request"),
+        (_kit(example={}), "kit lacks example"),
+        (_kit(example={**get("openai.chat").kit.example}), "kit lacks example"),
+        (
+            _kit(reasoning=KitReasoning(get("openai.chat").kit.reasoning.message, ())),
+            "kit lacks reasoning",
+        ),
+        (_kit(live=replace(get("openai.chat").kit.live, idle="")), "kit lacks live"),
+    ],
+    ids=[
+        "no-kit",
+        "kit-of-another-format",
+        "no-minimal-request",
+        "no-example",
+        "an-example-of-another-format",
+        "no-reasoning-read",
+        "no-idle-live-chunk",
+    ],
+)
+def test_a_format_without_its_kit_cannot_be_registered(kit: Any, message: str) -> None:
+    with pytest.raises(TypeError, match=message):
+        registry.register(_parser(), profile=_profile(), live=_Live(), kit=kit)
+    assert "test.part-missing" not in names()
+
+
+def test_a_binary_stream_format_without_its_binary_reader_cannot_be_registered() -> None:
+    class Binary(_parser()):  # type: ignore[misc, valid-type]
+        binary_stream = True
+
+    with pytest.raises(TypeError, match="read_binary"):
+        registry.register(Binary, profile=_profile(), live=_Live(), kit=_kit())
     assert "test.part-missing" not in names()
 
 
@@ -86,77 +158,16 @@ def test_every_registered_format_can_be_watched_live() -> None:
 # --- the one finish table ---------------------------------------------------------------------
 
 
-def _anthropic(raw: str) -> ParsedExchange:
-    request = {"model": "m", "max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]}
-    response = {
-        "id": "msg_1",
-        "type": "message",
-        "role": "assistant",
-        "model": "m",
-        "content": [{"type": "text", "text": "x"}],
-        "stop_reason": raw,
-    }
-    return get("anthropic.messages").parse(
-        request=json.dumps(request), response=json.dumps(response)
-    )
+def _built(fmt: str) -> Callable[[str], ParsedExchange]:
+    def build(raw: str) -> ParsedExchange:
+        return get(fmt).parse(**get(fmt).kit.finish(raw).parse_args())
+
+    return build
 
 
-def _responses(raw: str) -> ParsedExchange:
-    incomplete = raw in ("max_output_tokens", "content_filter")
-    response = {
-        "id": "resp_1",
-        "object": "response",
-        "model": "m",
-        "status": "incomplete" if incomplete else raw,
-        "incomplete_details": {"reason": raw} if incomplete else None,
-        "output": [
-            {
-                "type": "message",
-                "id": "msg_1",
-                "role": "assistant",
-                "content": [{"type": "output_text", "text": "x", "annotations": []}],
-            }
-        ],
-    }
-    return get("openai.responses").parse(
-        request=json.dumps({"model": "m", "input": "hi"}), response=json.dumps(response)
-    )
-
-
-def _chat(raw: str) -> ParsedExchange:
-    response = {
-        "id": "c1",
-        "model": "m",
-        "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": "x"}, "finish_reason": raw}
-        ],
-    }
-    request = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
-    return get("openai.chat").parse(request=json.dumps(request), response=json.dumps(response))
-
-
-def _ai_sdk(raw: str) -> ParsedExchange:
-    chunks = [
-        {"type": "start", "messageId": "a1"},
-        {"type": "text-start", "id": "t"},
-        {"type": "text-delta", "id": "t", "delta": "x"},
-        {"type": "text-end", "id": "t"},
-        {"type": "finish", "finishReason": raw},
-    ]
-    stream = "".join(f"data: {json.dumps(c)}\n\n" for c in chunks) + "data: [DONE]\n\n"
-    user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}
-    request = {"messages": [user]}
-    return get("ai-sdk.ui").parse(request=json.dumps(request), stream=stream)
-
-
-# One exchange per format whose answer ends with a given raw stop value: a format registered
-# without a builder here fails below (its finish table would go unwalked).
-BUILDERS: dict[str, Callable[[str], ParsedExchange]] = {
-    "anthropic.messages": _anthropic,
-    "openai.responses": _responses,
-    "openai.chat": _chat,
-    "ai-sdk.ui": _ai_sdk,
-}
+# One exchange per format whose answer ends with a given raw stop value, from its kit
+# (``finish``): a format cannot be registered without one, so its finish table is always walked.
+BUILDERS: dict[str, Callable[[str], ParsedExchange]] = {name: _built(name) for name in names()}
 
 RAW_VALUES = [(fmt.name, raw) for fmt in formats() for raw in fmt.profile.finishes]
 
@@ -203,8 +214,31 @@ def test_a_stop_value_no_table_lists_is_other_and_shown_as_received() -> None:
 
 
 def test_the_ai_sdk_content_filter_finish_is_a_refusal() -> None:
-    params = _ai_sdk("content-filter").params
+    params = BUILDERS["ai-sdk.ui"]("content-filter").params
     assert params.refusal and not params.truncated
     assert FINISHES[finish_kind("ai-sdk.ui", "content-filter", truncated=False, refusal=True)] == (
         "refusal"
     )
+
+
+# --- one meaning of "input" -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", names())
+def test_every_format_counts_input_as_every_token_billed(fmt: str) -> None:
+    usage = get(fmt).profile.usage
+    counted = usage.counted(1000, 400, 100)
+    assert counted.cached == 400 and counted.written == 100
+    # The cached parts are inside the total, whatever the provider's own count holds.
+    assert counted.total is not None and counted.total >= 500
+    assert counted.fresh == counted.total - 500
+    if usage.count is None:
+        assert counted.total == (1000 if usage.input_includes_cache else 1500)
+    assert usage.counted(None, 5, None).total is None
+    assert usage.counted(10, None, None).total == 10
+
+
+def test_a_format_since_removed_is_counted_as_received() -> None:
+    from conversations.formats.profile import count_input
+
+    assert count_input(None, 1000, 400, None).total == 1000

@@ -4,6 +4,7 @@ preamble (one error code for the same mistake)."""
 
 from __future__ import annotations
 
+import base64
 import importlib
 import json
 import pkgutil
@@ -13,10 +14,11 @@ from typing import Any
 
 import pytest
 
-from conversations import formats
+from conversations import blocks, formats
 from conversations.blocks import BlockClass, classify
-from conversations.formats import FormatError, registry
+from conversations.formats import FormatError, base, registry
 from conversations.formats.live import LiveFilter
+from conversations.formats.profile import Endpoint, EndpointRule
 from conversations.formats.traces import Trace
 from conversations.reviews.reasoning import reasoning_of
 from conversations.services import ExchangeInput, exchange_parse
@@ -48,13 +50,13 @@ def test_message_blocks_of_each_stored_message_equal_the_ingest_blocks(file_name
             assert again == expected
 
 
-def test_names_lists_the_four_formats() -> None:
-    assert registry.names() == [
-        "ai-sdk.ui",
-        "anthropic.messages",
-        "openai.chat",
-        "openai.responses",
-    ]
+def test_names_lists_every_format_package_s_format_by_name() -> None:
+    # The registry's names are exactly the formats the packages' kits declare, sorted: a
+    # package that does not register, or registers under another name, fails.
+    packages = [m.name for m in pkgutil.iter_modules(formats.__path__) if m.ispkg]
+    kits = [importlib.import_module(f"conversations.formats.{p}.kit").KIT for p in packages]
+    assert registry.names() == sorted(kit.format for kit in kits)
+    assert len(set(registry.names())) == len(packages)
 
 
 def test_match_form_drops_only_what_a_format_allows() -> None:
@@ -92,32 +94,14 @@ def test_each_format_declares_its_block_types(fmt: str) -> None:
     assert classify(fmt, "a-type-nobody-declared") is BlockClass.UNKNOWN
 
 
-# One stored message with reasoning per format: a format added without a case here (and so,
-# most likely, without a reader that was ever run) fails below.
-REASONING_SAMPLES: dict[str, Any] = {
-    "anthropic.messages": {
-        "role": "assistant",
-        "content": [{"type": "thinking", "thinking": "weigh it", "signature": "s"}],
-    },
-    "openai.responses": {
-        "id": "rs_1",
-        "type": "reasoning",
-        "summary": [{"type": "summary_text", "text": "weigh it"}],
-    },
-    "openai.chat": {"role": "assistant", "content": "hi", "reasoning_content": "weigh it"},
-    "ai-sdk.ui": {
-        "id": "a",
-        "role": "assistant",
-        "parts": [{"type": "reasoning", "text": "weigh it", "state": "done"}],
-    },
-}
-
-
+# One stored message with reasoning per format, from its kit (``reasoning``): a format cannot be
+# registered without one, and its reader must read it.
 @pytest.mark.parametrize("fmt", registry.names())
 def test_each_format_reads_its_reasoning(fmt: str) -> None:
-    assert fmt in REASONING_SAMPLES, f"{fmt} has no reasoning sample: add one and a reader"
-    traces = reasoning_of(fmt, json.dumps(REASONING_SAMPLES[fmt]))
-    assert [t.text for t in traces] == ["weigh it"]
+    sample = registry.get(fmt).kit.reasoning
+    assert sample.texts, f"{fmt} has no reasoning sample: add one and a reader"
+    traces = reasoning_of(fmt, json.dumps(sample.message))
+    assert [t.text for t in traces] == list(sample.texts)
     assert reasoning_of(fmt, json.dumps({"role": "user", "content": "no reasoning"})) == []
     assert reasoning_of(fmt, "not json") == []
 
@@ -127,8 +111,14 @@ def _profile(name: str) -> Any:
     return replace(registry.get("openai.chat").profile, format=name)
 
 
+def _kit(name: str) -> Any:
+    kit = registry.get("openai.chat").kit
+    return replace(kit, format=name, example={**kit.example, "format": name})
+
+
 class _Live(LiveFilter):
     format = "test.no-reader"
+    browser = "TestFilter"
 
     def event(self, out: Any, data: dict[str, Any]) -> None:
         raise AssertionError
@@ -147,7 +137,9 @@ def test_a_format_without_a_reasoning_reader_cannot_be_registered() -> None:
             raise AssertionError
 
     with pytest.raises(TypeError, match="reasoning"):
-        registry.register(NoReader, profile=_profile("test.no-reader"), live=_Live())
+        registry.register(
+            NoReader, profile=_profile("test.no-reader"), live=_Live(), kit=_kit("test.no-reader")
+        )
     assert "test.no-reader" not in registry.names()
 
 
@@ -178,7 +170,7 @@ def test_a_format_whose_shown_types_overlap_its_never_types_cannot_be_registered
     live = _Live()
     live.format = "test.overlap"
     with pytest.raises(AssertionError, match="NEVER share"):
-        registry.register(Overlap, profile=overlap, live=live)
+        registry.register(Overlap, profile=overlap, live=live, kit=_kit("test.overlap"))
     assert "test.overlap" not in registry.names()
 
 
@@ -227,3 +219,138 @@ def test_nesting_past_the_decoder_is_too_deep_naming_the_body(fmt: str, field: s
     with pytest.raises(FormatError) as info:
         registry.get(fmt).parse(**bodies)
     assert (info.value.field, info.value.code) == (field, "too_deep")
+
+
+# --- the endpoint and the binary stream (DESIGN section 19) -----------------------------------
+
+
+class _ModelInPath(type(registry.get("anthropic.messages"))):  # type: ignore[misc]
+    """A format whose provider puts the model in the URL, and streams binary frames: the
+    contract's preamble, tested without a provider that does (the real ones test it too)."""
+
+    name = "test.model-in-path"
+    binary_stream = True
+    seen: list[Any] = []
+
+    def read_binary(self, *, request: str, data: bytes, endpoint: Any, cancelled: bool) -> Any:
+        self.seen.append((data, endpoint))
+        if data.startswith(b"\x00bad"):
+            raise FormatError(
+                "bad frame", field="stream_base64", at=base.byte_at(3), code="invalid"
+            )
+        return self.read(
+            request=request,
+            response=_ANSWER,
+            stream=None,
+            endpoint=endpoint,
+            cancelled=cancelled,
+        )
+
+
+_ANSWER = json.dumps(
+    {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "x"}],
+        "stop_reason": "end_turn",
+    }
+)
+_REQUEST = json.dumps({"max_tokens": 9, "messages": [{"role": "user", "content": "hi"}]})
+
+
+def _model_in_path() -> Any:
+    def model(endpoint: Endpoint) -> str | None:
+        if "/models/" not in endpoint.path:
+            return None
+        return endpoint.path.rpartition("/models/")[2].split(":", 1)[0] or None
+
+    anthropic = registry.get("anthropic.messages")
+    prof = replace(anthropic.profile, format=_ModelInPath.name, endpoint=EndpointRule(model=model))
+    live = _Live()
+    live.format = _ModelInPath.name
+    return _ModelInPath, prof, live, _kit(_ModelInPath.name)
+
+
+@pytest.fixture
+def model_in_path() -> Iterator[registry.Format]:
+    cls, prof, live, kit = _model_in_path()
+    registry.register(cls, profile=prof, live=live, kit=kit)
+    try:
+        yield registry.get(cls.name)
+    finally:
+        registry._FORMATS.pop(cls.name, None)
+        blocks._TYPES.pop(cls.name, None)
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "model"),
+    [
+        ("/v1beta/models/gem-3:streamGenerateContent?alt=sse", "gem-3"),
+        ("/gateway/v1/models/gem%2D3:generateContent", "gem-3"),
+    ],
+)
+def test_the_model_is_read_from_the_endpoint(
+    model_in_path: registry.Format, endpoint: str, model: str
+) -> None:
+    data = base64.b64encode(b"frames").decode()
+    parsed = model_in_path.parse(request=_REQUEST, stream_base64=data, endpoint=endpoint)
+    assert parsed.params.requested_model == model
+    assert _ModelInPath.seen[-1][0] == b"frames"
+    assert _ModelInPath.seen[-1][1].query.get("alt") == ("sse" if "alt" in endpoint else None)
+
+
+@pytest.mark.parametrize(
+    "endpoint", [None, "/v1beta/cachedContents", "https://host/v1/models/x:y", "/a b"]
+)
+def test_an_endpoint_naming_no_model_is_refused_at_its_path(
+    model_in_path: registry.Format, endpoint: str | None
+) -> None:
+    with pytest.raises(FormatError) as info:
+        model_in_path.parse(request=_REQUEST, stream_base64="AAAA", endpoint=endpoint)
+    assert (info.value.field, info.value.at, info.value.code) == (
+        "endpoint",
+        "$.endpoint",
+        "endpoint",
+    )
+
+
+def test_a_binary_stream_format_refuses_text_and_bad_base64(
+    model_in_path: registry.Format,
+) -> None:
+    endpoint = "/v1/models/m:x"
+    with pytest.raises(FormatError) as info:
+        model_in_path.parse(request=_REQUEST, stream="data: {}\n\n", endpoint=endpoint)
+    assert (info.value.field, info.value.code) == ("stream", "stream_kind")
+    for bad in ("not base64!", "AAA", "AA=A"):
+        with pytest.raises(FormatError) as info:
+            model_in_path.parse(request=_REQUEST, stream_base64=bad, endpoint=endpoint)
+        assert (info.value.field, info.value.code) == ("stream_base64", "not_base64")
+    with pytest.raises(FormatError) as info:
+        data = base64.b64encode(b"\x00bad frame").decode()
+        model_in_path.parse(request=_REQUEST, stream_base64=data, endpoint=endpoint)
+    assert (info.value.field, info.value.at) == ("stream_base64", "$[3]")
+
+
+@pytest.mark.parametrize("fmt", registry.names())
+def test_a_text_format_refuses_a_binary_stream_and_ignores_an_endpoint(fmt: str) -> None:
+    with pytest.raises(FormatError) as info:
+        registry.get(fmt).parse(request="{}", stream_base64="AAAA")
+    assert (info.value.field, info.value.code) == ("stream_base64", "stream_kind")
+    sample = registry.get(fmt).kit.finish(next(iter(registry.get(fmt).profile.finishes)))
+    plain = registry.get(fmt).parse(**sample.parse_args())
+    if registry.get(fmt).profile.endpoint is None:
+        with_endpoint = registry.get(fmt).parse(**{**sample.parse_args(), "endpoint": "/v1/x"})
+        assert with_endpoint.params == plain.params
+
+
+@pytest.mark.parametrize("fmt", registry.names())
+@pytest.mark.parametrize(
+    "outputs",
+    [{"response": "{}", "stream_base64": "AAAA"}, {"stream": "x", "stream_base64": "AAAA"}],
+    ids=["response-and-binary", "stream-and-binary"],
+)
+def test_exactly_one_of_the_three_outputs(fmt: str, outputs: dict[str, str]) -> None:
+    with pytest.raises(FormatError) as info:
+        registry.get(fmt).parse(request="{}", **outputs)  # type: ignore[arg-type]
+    assert (info.value.field, info.value.code) == ("response", "response_or_stream")

@@ -9,9 +9,10 @@ request bytes as sent and the response bytes (or SSE text) as received are captu
 reads them, and posted to ``POST /api/v1/exchanges`` from a background thread (``_delivery``).
 Provider calls outside ``conversation()`` are not captured (counted as ``uncaptured``).
 
-The guide is ``docs/client.md`` in the console's repository. How to extend: a provider format
-is a path in ``_capture.format_for``; an SDK built on httpx2/httpx needs nothing new as long as
-it keeps its HTTP client in ``._client`` (else pass that HTTP client itself to ``instrument``).
+The guide is ``docs/client.md`` in the console's repository. Which calls are exchanges, and
+where an SDK keeps its HTTP client, is ``_capture_table.py``, generated from the console's format
+registry: a provider format added to the console needs no edit here. An SDK built on httpx2/httpx
+whose HTTP client sits elsewhere: pass that HTTP client itself to ``instrument``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from ._capture_table import HTTP_CLIENTS
 from ._context import Conversation, conversation
 from ._delivery import Console, Counters, Options
 from ._history import ConsoleError, ConversationNotFound, History
@@ -110,9 +112,28 @@ def console(
         return found
 
 
+def _http_clients(client: Any) -> list[Any]:
+    """The httpx2/httpx clients of ``client``: itself, or those its SDK keeps where the capture
+    table's ``HTTP_CLIENTS`` say (``_client``; ``_api_client._httpx_client``...)."""
+    if library_of(client) is not None:
+        return [client]
+    found: list[Any] = []
+    for path in HTTP_CLIENTS:
+        target: Any = client
+        for part in path.split("."):
+            target = getattr(target, part, None)
+            if target is None:
+                break
+        known = target is not None and library_of(target) is not None
+        if known and all(target is not other for other in found):
+            found.append(target)
+    return found
+
+
 def instrument(client: C, *, url: str, token: str, **options: Any) -> C:
-    """Capture the exchanges of ``client`` (``anthropic.Anthropic``/``AsyncAnthropic``,
-    ``openai.OpenAI``/``AsyncOpenAI``, or an ``httpx2``/``httpx`` client) for the console at
+    """Capture the exchanges of ``client`` (a provider SDK's client built on httpx2/httpx:
+    ``anthropic.Anthropic``/``AsyncAnthropic``, ``openai.OpenAI``/``AsyncOpenAI``, the SDKs of
+    every format the console knows; or an ``httpx2``/``httpx`` client) for the console at
     ``url``, posted with the service ``token``. Returns ``client`` itself, instrumented in place
     (copies made with ``with_options`` share its HTTP client, so they are instrumented too).
 
@@ -123,15 +144,17 @@ def instrument(client: C, *, url: str, token: str, **options: Any) -> C:
     forwards each streamed response chunk by chunk as it arrives (``POST /api/v1/live/chunks``,
     best effort, ``live_queue_size`` chunks queued at most), so the console shows it live.
     """
-    http_client = client if library_of(client) is not None else getattr(client, "_client", None)
-    lib = library_of(http_client)
-    if lib is None:
+    http_clients = _http_clients(client)
+    if not http_clients:
         raise TypeError(
-            f"console_client.instrument: {type(client).__name__} is not an anthropic or openai "
-            "client (nor an httpx2/httpx client)"
+            f"console_client.instrument: {type(client).__name__} is not the client of a provider "
+            "SDK the console knows (nor an httpx2/httpx client)"
         )
     target = console(url=url, token=token, **options)
-    install(http_client, lib, target)
+    for http_client in http_clients:
+        lib = library_of(http_client)
+        assert lib is not None
+        install(http_client, lib, target)
     return client
 
 

@@ -4,13 +4,14 @@ The transport (``_transport.py``) fills a ``Capture`` on the chat path, doing no
 appending each chunk to a list; everything else (content decoding, the console's JSON body) is
 done later on the delivery thread, by ``Capture.body()``.
 
-How to add a provider format: map its URL path in ``_PATHS`` to the console's format name: the
-path is the one the format's profile names (``conversations/formats/<name>/profile.py``,
-``capture``), and the console's tests compare the two tables.
+Which calls are exchanges, and in which format, is ``_capture_table.py``: generated from the
+console's format registry (``manage.py write_format_tables``; the console's tests compare it byte
+for byte), so a new provider format needs no edit here.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import time
 import uuid
@@ -19,23 +20,18 @@ from datetime import datetime, timezone
 from types import ModuleType
 from typing import Any
 
+from ._capture_table import BINARY, ENDPOINT, PATHS
 from ._context import Conversation
-
-# The console's format of a provider call, by the end of the URL path. Only creating calls
-# (POST) are exchanges: `/v1/messages/count_tokens`, `/v1/messages/batches` or a
-# `/responses/{id}` retrieval are not, and pass untouched.
-_PATHS = (
-    ("/v1/messages", "anthropic.messages"),
-    ("/responses", "openai.responses"),
-    ("/chat/completions", "openai.chat"),
-)
 
 
 def format_for(method: str, path: str) -> str | None:
+    """The console's format of a provider call, by the end of the URL path (``PATHS``). Only
+    creating calls (POST) are exchanges: `/v1/messages/count_tokens`, `/v1/messages/batches` or
+    a `/responses/{id}` retrieval are not, and pass untouched."""
     if method != "POST":
         return None
     path = path.rstrip("/")
-    for suffix, name in _PATHS:
+    for suffix, name in PATHS:
         if path.endswith(suffix):
             return name
     return None
@@ -53,6 +49,7 @@ class Capture:
     conversation: Conversation
     request: bytes
     lib: ModuleType  # the SDK's HTTP library, for its content decoders
+    endpoint: str = ""  # the path and query the call was sent to (no host)
     # The exchange's identity: the Idempotency-Key of every attempt to post it (and, once live
     # forwarding exists, the `exchange` of its live chunks and the body's `live_exchange`).
     key: str = field(default_factory=lambda: uuid.uuid4().hex)
@@ -60,6 +57,7 @@ class Capture:
     started: float = field(default_factory=time.perf_counter)
     status: int = 0
     streamed: bool = False
+    binary: bool = False  # a binary stream (BINARY formats): posted as stream_base64
     content_encoding: str = ""
     chunks: list[bytes] = field(default_factory=list)
     ended: bool = False  # the body was read to its end
@@ -71,8 +69,10 @@ class Capture:
 
     def arrived(self, response: Any) -> None:
         self.status = response.status_code
-        content_type = response.headers.get("content-type", "")
-        self.streamed = content_type.split(";")[0].strip().lower() == "text/event-stream"
+        content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        self.streamed = content_type == "text/event-stream"
+        if self.format in BINARY and content_type not in ("", "application/json"):
+            self.streamed = self.binary = True
         self.content_encoding = response.headers.get("content-encoding", "")
 
     @property
@@ -111,7 +111,11 @@ class Capture:
             raise Unsendable("the response body was cut off before its end (not a stream)")
         try:
             request = self.request.decode("utf-8")
-            response = _utf8(self.received(), cut=cancelled)
+            if self.binary:
+                output, response = "stream_base64", base64.b64encode(self.received()).decode()
+            else:
+                output = "stream" if self.streamed else "response"
+                response = _utf8(self.received(), cut=cancelled)
         except UnicodeDecodeError as exc:
             raise Unsendable(f"not UTF-8: {exc}") from None
         body: dict[str, Any] = {
@@ -119,10 +123,12 @@ class Capture:
             "customer": self.conversation.customer,
             "format": self.format,
             "request": request,
-            ("stream" if self.streamed else "response"): response,
+            output: response,
             "started_at": self.started_at.isoformat(timespec="milliseconds"),
             "latency_ms": self.latency_ms,
         }
+        if self.format in ENDPOINT and self.endpoint:
+            body["endpoint"] = self.endpoint
         if cancelled:
             body["cancelled"] = True
         if self.live_seq:

@@ -43,7 +43,12 @@ def _plan(request: Any, console: Console, lib: ModuleType) -> Capture | None:
     except lib.RequestNotRead:  # a streamed upload: not a JSON provider call
         console.skipped("the request body is a stream")
         return None
-    return Capture(format=fmt, conversation=conversation, request=bytes(content), lib=lib)
+    # The path and query as sent (raw_path: percent-encoding kept), for formats that read the
+    # model from it.
+    endpoint = request.url.raw_path.decode("ascii", "replace")
+    return Capture(
+        format=fmt, conversation=conversation, request=bytes(content), lib=lib, endpoint=endpoint
+    )
 
 
 def _finish(capture: Capture, console: Console) -> None:
@@ -127,7 +132,10 @@ def classes(lib: ModuleType) -> tuple[type, type]:
             encoding = capture.content_encoding.strip().lower()
             # Only SSE text as it is on the wire can be forwarded (not gzip'd bytes).
             capture.live = (
-                console.options.live and capture.streamed and encoding in ("", "identity")
+                console.options.live
+                and capture.streamed
+                and not capture.binary  # the live API carries text chunks
+                and encoding in ("", "identity")
             )
             response.stream = stream(response.stream, capture, console)
         except Exception:

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 
 from conversations.formats import get
-from tests.providers import fixture_files, load
+from tests.providers import fixture_files, load, stream_files
 
 from . import compare, generate, oracles, runner
 
@@ -142,21 +142,10 @@ def _fixtures() -> Iterator[Fixture]:
         for rec in load(name):
             if rec.stream is not None:
                 yield Fixture(rec.name, rec.format, rec.stream)
-    prefixes = {
-        "anthropic-": "anthropic.messages",
-        "openai-chat-": "openai.chat",
-        "openai-responses-": "openai.responses",
-        "ai-sdk-": "ai-sdk.ui",
-    }
-    for path in sorted((FIXTURES / "streams").glob("*.sse")):
-        fmt = next(f for p, f in prefixes.items() if path.name.startswith(p))
-        yield Fixture(f"streams/{path.name}", fmt, path.read_text(encoding="utf-8"))
-    yield Fixture(
-        "ai_sdk/assistant-stream.sse",
-        "ai-sdk.ui",
-        (FIXTURES / "ai_sdk" / "assistant-stream.sse").read_text(encoding="utf-8"),
-        (FIXTURES / "ai_sdk" / "chat-request.json").read_text(encoding="utf-8"),
-    )
+    # The other recorded streams, each in the format whose kit claims it (with the request a kit
+    # names for it).
+    for f in stream_files():
+        yield Fixture(f.name, f.format, f.stream, f.request)
 
 
 FIXTURE_STREAMS = list(_fixtures())
