@@ -29,12 +29,14 @@ $(VENV)/.installed: pyproject.toml clients/python/pyproject.toml
 
 venv: $(VENV)/.installed
 
-# Start the embedded servers unless both URLs are configured.
+# Start the embedded servers unless both URLs are configured. SERVICES_OWNER: who answers for the
+# servers this starts (a developer's outlive everything; a test run's stop when the suite ends).
+SERVICES_OWNER ?= developer
 services: venv
 	@if [ -z "$$DATABASE_URL" ] || [ -z "$$REDIS_URL" ]; then \
 		if grep -qs '^DATABASE_URL=' .env && grep -qs '^REDIS_URL=' .env; then \
 			echo "using DATABASE_URL and REDIS_URL from .env"; \
-		else $(PY) -m console.devservers start; fi; \
+		else $(PY) -m console.devservers start --owner $(SERVICES_OWNER); fi; \
 	else echo "using DATABASE_URL and REDIS_URL from the environment"; fi
 
 migrate: services
@@ -53,11 +55,17 @@ run: demo
 	@echo ""
 	PORT=$(PORT) $(VENV)/bin/honcho start -f Procfile.dev
 
-test: services
-	$(PY) -m pytest $(PYTEST_PARALLEL)
+# What a test run starts, it stops: the embedded servers it had to start are stopped when the
+# suite ends, pass or fail (those a developer started with `make services` or `make run` stay).
+test: venv
+	@$(MAKE) --no-print-directory services SERVICES_OWNER=test
+	@status=0; $(PY) -m pytest $(PYTEST_PARALLEL) || status=$$?; \
+		$(PY) -m console.devservers release --owner test; exit $$status
 
-test-fast: services
-	$(PY) -m pytest -m "not slow" $(PYTEST_PARALLEL)
+test-fast: venv
+	@$(MAKE) --no-print-directory services SERVICES_OWNER=test
+	@status=0; $(PY) -m pytest -m "not slow" $(PYTEST_PARALLEL) || status=$$?; \
+		$(PY) -m console.devservers release --owner test; exit $$status
 
 ci: lint typecheck test
 

@@ -28,6 +28,7 @@ import heapq
 import json
 import logging
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,29 +110,71 @@ def witness_heads(*, database: str, source: str | None = None) -> Iterator[Head]
         yield heapq.heappop(buffer)[1]
 
 
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+# A position or a digest id is a bigint of the audit tables.
+_BIGINT_MAX = 2**63 - 1
+
+
+def _whole(line: dict[str, Any], key: str, least: int) -> int:
+    value = line.get(key)
+    # bool is an int to Python, and 1e400 or 1.0 is a float: neither is a witness's number.
+    if type(value) is not int or not least <= value <= _BIGINT_MAX:
+        raise ValueError(f"{key!r} is not a whole number from {least} to {_BIGINT_MAX}")
+    return value
+
+
+def parse_head(raw: str) -> tuple[str, Head]:
+    """One witness line: the database it names and its head. ``ValueError`` saying what is wrong
+    with it (never another exception, whatever the line holds)."""
+    try:
+        line = json.loads(raw, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError("it is nested too deep to be a witness head") from None
+    except ValueError as exc:  # JSONDecodeError, and NaN or Infinity refused
+        raise ValueError(f"it is not JSON ({exc})") from None
+    if not isinstance(line, dict):
+        raise ValueError("it is not a JSON object")
+    database = line.get("database")
+    if not isinstance(database, str) or not database:
+        raise ValueError("'database' is not a name")
+    head = Head(
+        digest=_whole(line, "digest", 1),
+        first_position=_whole(line, "first_position", 0),
+        last_position=_whole(line, "last_position", 0),
+        hash=line["hash"] if isinstance(line.get("hash"), str) else "",
+    )
+    if not _HEX64.fullmatch(head.hash):
+        raise ValueError("'hash' is not 64 hexadecimal digits")
+    if head.first_position > head.last_position:
+        raise ValueError("'first_position' is after 'last_position'")
+    return database, head
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number")
+
+
 def _lines(database: str, source: str | None) -> Iterator[Head]:
+    """Every line is checked, whichever database it names: a witness that cannot be read whole
+    is named, line by line, never half-read."""
     source = source if source is not None else settings.AUDIT_WITNESS
     if not source or _is_url(source):
         return
     path = Path(source)
     if not path.is_file():
         return
-    with path.open(encoding="utf-8") as lines:
+    with path.open("rb") as lines:
         for number, raw in enumerate(lines, 1):
-            if not raw.strip():
-                continue
             try:
-                line = json.loads(raw)
-                if line.get("database") != database:
+                text = raw.decode("utf-8")
+                if not text.strip():
                     continue
-                yield Head(
-                    digest=int(line["digest"]),
-                    first_position=int(line["first_position"]),
-                    last_position=int(line["last_position"]),
-                    hash=str(line["hash"]),
-                )
-            except (ValueError, KeyError, TypeError, AttributeError):
-                raise ValueError(f"{path}: line {number} is not a witness head") from None
+                named, head = parse_head(text)
+            except ValueError as exc:  # UnicodeDecodeError is one
+                reason = "it is not UTF-8" if isinstance(exc, UnicodeDecodeError) else exc
+                raise ValueError(f"{path}: line {number} is not a witness head: {reason}") from None
+            if named == database:
+                yield head
 
 
 class WitnessCheck:

@@ -5,6 +5,12 @@
 ./var/, and writes ./var/embedded.env with DATABASE_URL and REDIS_URL, which the settings read
 when the environment sets neither. ``stop`` stops both. Used by ``make run`` and ``make test``
 when no DATABASE_URL / REDIS_URL is configured.
+
+What a test run starts, it stops: ``start --owner test`` records which servers it had to start
+(``var/<server>.owner``), and ``release --owner test`` stops those, and only those, when the suite
+ends. A server found running is left to whoever started it; ``start`` by a developer
+(``make services``, ``make run``: the default owner) takes over a server a test run started, so
+the developer's servers outlive the suite.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ PGDATA = VAR / "pgdata"
 REDIS_DIR = VAR / "redis"
 ENV_FILE = VAR / "embedded.env"
 DB_NAME = "console"
+DEVELOPER = "developer"
+SERVERS = ("postgres", "redis")
 
 
 def _redis_binary() -> str:
@@ -48,18 +56,51 @@ def _redis_port_file() -> Path:
     return REDIS_DIR / "port"
 
 
+def _redis_running() -> str | None:
+    """The URL of the embedded Redis if it answers, else None."""
+    port_file = _redis_port_file()
+    if not port_file.exists():
+        return None
+    port = int(port_file.read_text())
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+            s.sendall(b"PING\r\n")
+            if s.recv(16).startswith(b"+PONG"):
+                return f"redis://127.0.0.1:{port}/0"
+    except OSError:
+        pass
+    return None
+
+
+def _postgres_running() -> bool:
+    """Whether the embedded PostgreSQL's postmaster runs (its pid file names a live process)."""
+    pid_file = PGDATA / "postmaster.pid"
+    try:
+        os.kill(int(pid_file.read_text().split()[0]), 0)
+    except (FileNotFoundError, ValueError, IndexError, ProcessLookupError):
+        return False
+    except PermissionError:  # alive, run by another user
+        return True
+    return True
+
+
+def _owner_file(server: str) -> Path:
+    return VAR / f"{server}.owner"
+
+
+def _claim(server: str, owner: str, *, started: bool) -> None:
+    """Record who answers for ``server``: the owner that started it, or a developer taking over
+    a server a test run started (so the developer's server outlives the suite)."""
+    VAR.mkdir(parents=True, exist_ok=True)
+    if started or owner == DEVELOPER:
+        _owner_file(server).write_text(owner)
+
+
 def start_redis() -> str:
     REDIS_DIR.mkdir(parents=True, exist_ok=True)
-    port_file = _redis_port_file()
-    if port_file.exists():
-        port = int(port_file.read_text())
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
-                s.sendall(b"PING\r\n")
-                if s.recv(16).startswith(b"+PONG"):
-                    return f"redis://127.0.0.1:{port}/0"
-        except OSError:
-            pass
+    running = _redis_running()
+    if running is not None:
+        return running
     port = _free_port(6390)
     subprocess.run(
         [
@@ -89,7 +130,7 @@ def start_redis() -> str:
                 break
         except OSError:
             time.sleep(0.1)
-    port_file.write_text(str(port))
+    _redis_port_file().write_text(str(port))
     return f"redis://127.0.0.1:{port}/0"
 
 
@@ -109,9 +150,13 @@ def start_postgres() -> str:
     return uri
 
 
-def start() -> None:
+def start(owner: str = DEVELOPER) -> None:
+    postgres_was_running = _postgres_running()
     database_url = start_postgres()
+    _claim("postgres", owner, started=not postgres_was_running)
+    redis_was_running = _redis_running() is not None
     redis_url = start_redis()
+    _claim("redis", owner, started=not redis_was_running)
     ENV_FILE.write_text(f"DATABASE_URL={database_url}\nREDIS_URL={redis_url}\n")
     print(f"embedded PostgreSQL: {database_url}")
     print(f"embedded Redis:      {redis_url}")
@@ -125,18 +170,50 @@ def _signal_pidfile(pid_file: Path, sig: signal.Signals) -> None:
         os.kill(int(pid_file.read_text().split()[0]), sig)
 
 
+def _stop_server(server: str) -> None:
+    if server == "redis":
+        _signal_pidfile(REDIS_DIR / "redis.pid", signal.SIGTERM)
+    else:
+        # SIGINT is PostgreSQL's "fast" shutdown; it works whichever user pgserver ran it as.
+        _signal_pidfile(PGDATA / "postmaster.pid", signal.SIGINT)
+    _owner_file(server).unlink(missing_ok=True)
+
+
 def stop() -> None:
-    _signal_pidfile(REDIS_DIR / "redis.pid", signal.SIGTERM)
-    # SIGINT is PostgreSQL's "fast" shutdown; it works whichever user pgserver ran it as.
-    _signal_pidfile(PGDATA / "postmaster.pid", signal.SIGINT)
+    for server in SERVERS:
+        _stop_server(server)
     ENV_FILE.unlink(missing_ok=True)
+
+
+def release(owner: str) -> list[str]:
+    """Stop the servers ``owner`` started (and nobody took over since); the names stopped."""
+    stopped = []
+    for server in SERVERS:
+        path = _owner_file(server)
+        if path.exists() and path.read_text().strip() == owner:
+            _stop_server(server)
+            stopped.append(server)
+    if len(stopped) == len(SERVERS):
+        ENV_FILE.unlink(missing_ok=True)
+    return stopped
 
 
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("action", choices=["start", "stop"])
+    parser.add_argument("action", choices=["start", "stop", "release"])
+    parser.add_argument(
+        "--owner",
+        default=DEVELOPER,
+        help="who starts (start) or gives back (release) the servers: 'test' for a test run",
+    )
     args = parser.parse_args(argv)
-    start() if args.action == "start" else stop()
+    if args.action == "start":
+        start(args.owner)
+    elif args.action == "stop":
+        stop()
+    else:
+        for server in release(args.owner):
+            print(f"stopped the embedded {server} server this {args.owner} run started")
 
 
 if __name__ == "__main__":

@@ -31,10 +31,24 @@ sends the request to the primary: the fallback is always the primary, never a st
 missing fence (Redis restarted) is set to the primary's current LSN before any replica is used.
 The replica's replay position only grows, so a position seen once is kept per process as a lower
 bound: most requests cost one Redis GET and no query on the replica.
+
+A replica that stops answering costs nothing but its share of reads. When a read of a page on
+it fails (connection refused or closed, the pool's timeout, a statement cancelled by a conflict
+with recovery: any database error while the request reads a replica), ``replica_read_failed``
+sets the replica aside for ``_DOWN_SECONDS``, forgets what was seen of it (no "fresh" verdict is
+reused for it), and marks the request, which the console then reads again on the primary
+(console/ops/middleware.py). A replica set aside is asked again only by a direct connection of
+its own with short timeouts (``_probe``), never through its connection pool, so no page waits
+for a replica that does not answer; and it serves pages again once its pool holds a connection.
+
+The fence is raised by every erasure whatever the erasing process's configuration (a worker
+without ``DATABASE_REPLICA_URLS`` raises it too): the web processes that read replicas compare
+with it, so it must not depend on the erasing process knowing of them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import time
@@ -45,6 +59,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, cast
 
+import psycopg
 import redis
 from django.conf import settings
 from django.db import DatabaseError, connections
@@ -100,6 +115,8 @@ class Scope:
     alias: str = PRIMARY
     # Why: "replica", or what sent the request to the primary ("fence", "lag", "unavailable").
     outcome: str = ""
+    # A read on the replica failed: the request is read again on the primary.
+    failed: bool = False
 
 
 _scope: ContextVar[Scope | None] = ContextVar("console_replica_scope", default=None)
@@ -165,6 +182,9 @@ class _Seen:
     lag: float = float("inf")  # the replay delay measured at ``at``
     at: float = 0.0  # time.monotonic() of the measure
     down_until: float = 0.0
+    # Set aside after a failure: asked by ``_probe`` (not through the pool) until it answers and
+    # its pool holds a connection again.
+    aside: bool = False
 
 
 _seen: dict[str, _Seen] = {}
@@ -202,15 +222,22 @@ def _fresh(alias: str, fence: int) -> str:
     if seen.down_until > now:
         return "unavailable"
     max_lag = float(settings.DATABASE_REPLICA_MAX_LAG_SECONDS)
-    if seen.lsn >= fence and seen.lag + (now - seen.at) <= max_lag:
+    if not seen.aside and seen.lsn >= fence and seen.lag + (now - seen.at) <= max_lag:
         return "replica"
     try:
-        with connections[alias].cursor() as cur:
-            cur.execute(_STATUS_SQL)
-            in_recovery, lsn, lag = cur.fetchone()
-    except DatabaseError:
+        if seen.aside:
+            in_recovery, lsn, lag = _probe(alias)
+            if not _pool_ready(alias):
+                seen.down_until = now + _DOWN_SECONDS / 5
+                return "unavailable"
+            seen.aside = False
+        else:
+            with connections[alias].cursor() as cur:
+                cur.execute(_STATUS_SQL)
+                in_recovery, lsn, lag = cur.fetchone()
+    except (DatabaseError, psycopg.Error):
         logger.warning("replica %s cannot be asked for its replay position", alias, exc_info=True)
-        seen.down_until = now + _DOWN_SECONDS
+        _set_aside(alias)
         return "unavailable"
     if not in_recovery or lsn is None:
         # A promoted replica follows the primary no longer; a server that is no replica at all
@@ -226,6 +253,59 @@ def _fresh(alias: str, fence: int) -> str:
     if seen.lag > max_lag:
         return "lag"
     return "replica"
+
+
+def _probe(alias: str) -> tuple[bool, int | None, float | None]:
+    """The replica's status over a connection of its own (not its pool), with short timeouts:
+    a replica set aside is asked without making a page wait on its pool."""
+    s = connections[alias].settings_dict
+    with psycopg.connect(
+        host=s["HOST"] or None,
+        port=s["PORT"] or None,
+        user=s["USER"] or None,
+        password=s["PASSWORD"] or None,
+        dbname=s["NAME"],
+        connect_timeout=1,
+        options="-c statement_timeout=1000",
+        autocommit=True,
+    ) as conn:
+        row = conn.execute(_STATUS_SQL).fetchone()
+    assert row is not None
+    return bool(row[0]), row[1], row[2]
+
+
+def _pool_ready(alias: str) -> bool:
+    """Without a pool: yes. With one: it holds a connection now (after an outage it reconnects
+    on its own schedule; until then a page would wait for it)."""
+    pool = getattr(connections[alias], "pool", None)
+    if pool is None or pool.closed:  # none, or not opened yet: its first page opens it
+        return True
+    return int(pool.get_stats().get("pool_available", 0)) > 0
+
+
+def _set_aside(alias: str) -> None:
+    seen = _seen.setdefault(alias, _Seen())
+    seen.down_until = time.monotonic() + _DOWN_SECONDS
+    seen.aside = True
+    seen.at, seen.lag = 0.0, float("inf")  # no verdict of before is reused
+
+
+def replica_read_failed(exc: BaseException | None) -> bool:
+    """A database error while this request read its replica (connection refused or closed, a
+    pool timeout, a statement cancelled by a conflict with recovery): the replica is set aside,
+    its connection closed, and the request marked ``failed`` for the console to read it again on
+    the primary. True when it was such a read."""
+    scope = _scope.get()
+    if scope is None or not scope.decided or scope.alias == PRIMARY or scope.failed:
+        return False
+    if not isinstance(exc, DatabaseError | psycopg.Error):
+        return False
+    logger.warning("replica %s failed a read: the page is read on the primary", scope.alias)
+    _set_aside(scope.alias)
+    with contextlib.suppress(Exception):
+        connections[scope.alias].close()
+    scope.failed = True
+    return True
 
 
 # --- the fence ---------------------------------------------------------------------------------
@@ -265,11 +345,11 @@ def fence_get() -> int | None:
 def replica_fence_raise() -> None:
     """Raise the fence to the primary's current WAL position: from now on a page is read on a
     replica only once it has replayed everything committed so far. Called after an erasure's
-    transaction commits and after every human write. Nothing to do without replicas. Never
-    raises: a fence that could not be raised is logged, and a replica further behind than
+    transaction commits and after every human write, whether or not this process reads replicas
+    itself: the web processes that do compare with it (an erasure in a worker configured without
+    ``DATABASE_REPLICA_URLS`` once left erased conversations readable on a lagging replica).
+    Never raises: a fence that could not be raised is logged, and a replica further behind than
     ``DATABASE_REPLICA_MAX_LAG_SECONDS`` serves nothing anyway."""
-    if not replicas():
-        return
     try:
         lsn = _primary_lsn()
         _redis(settings.REDIS_URL).eval(_RAISE, 1, _fence_key(), f"{lsn:016x}", str(FENCE_SECONDS))

@@ -132,6 +132,11 @@ class ConversationFactory(factory.Factory):
         raise TypeError("a conversation exists only once ingested: use ConversationFactory()")
 
 
+def ingest(body: dict[str, Any]) -> Conversation:
+    """The conversation of ``body`` (an ingest body), stored through the real ingest service."""
+    return ConversationFactory(body=body)
+
+
 EXCHANGES_URL = "/api/v1/exchanges"
 
 

@@ -17,7 +17,8 @@
 - ``beat.py``: the beat's scheduler, which writes the heartbeat ``/readyz`` reads.
 
 To add a readiness check: a ``Check`` in ``health.CHECKS`` (a name, and a function returning
-``None`` when fine or a short reason) and its name in ``READY_CHECKS``'s default. To add a
+``None`` when fine or a short reason) and its name in ``READY_CHECKS_KNOWN`` (and in
+``READY_CHECKS``'s default only when this process cannot serve without it). To add a
 metric: counted in the process, declare it in ``metrics.py`` and count it where it happens (one
 line); read from a store, add it to ``StoreCollector.collect``. ``tests/ops/test_metrics.py``
 walks every family the scrape returns.

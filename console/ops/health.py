@@ -6,9 +6,11 @@ probe that restarts the process must not restart it for a database outage).
 ``/readyz`` runs the checks ``READY_CHECKS`` names, in the order of ``CHECKS``, and answers 200
 when all pass, else 503 with the failing ones named (``failing``) and each check's state. A check
 whose dependency failed says ``unknown`` (the beat's heartbeat is in Redis, the sealer's lag in
-the database) and is not counted twice. By default every check is in: an orchestrator that
-should keep serving pages while the beat or the sealer is down sets ``READY_CHECKS`` to the
-first three (docs/operations.md weighs the two).
+the database) and is not counted twice. By default only what this process needs to serve is in
+(``database``, ``keys``, ``redis``): the beat's heartbeat and the sealer's lag are other
+processes' health, watched through ``/metrics`` and its alerts, so one stopped clock cannot take
+every web process out of the load balancer. An operator who wants them to gate traffic names
+them in ``READY_CHECKS`` (docs/operations.md weighs the two).
 """
 
 from __future__ import annotations

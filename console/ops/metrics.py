@@ -95,7 +95,8 @@ LIVE_VIEWERS = Gauge(
 REPLICA_PAGES = Counter(
     "console_replica_pages",
     "Reading pages per database they were read from: replica, or the primary and why (fence: "
-    "the replica had not replayed the last erasure or human write; lag; unavailable).",
+    "the replica had not replayed the last erasure or human write; lag; unavailable; failed: a "
+    "read on the replica failed and the page was read again on the primary).",
     ["outcome"],
 )
 

@@ -8,26 +8,38 @@ and the replica scope of the reading pages.
 2. Every request gets an id: the ``X-Request-ID`` a proxy sent (1-64 characters of
    ``[A-Za-z0-9._:-]``) or a fresh one, on every log record written meanwhile and on the answer.
 3. Every answer is timed and counted per route *name* (``conversation-detail``, never the path,
-   which holds ids and share tokens), and the ingest endpoints' outcomes are counted from their
-   answers (``metrics.count_api_answer``).
+   which holds ids and share tokens) and per method (a method it does not know is ``other``:
+   labels are fixed words, so no client can grow the scrape), and the ingest endpoints' outcomes
+   are counted from their answers (``metrics.count_api_answer``).
 4. With read replicas configured: the GET of a reading page (``READING_PAGES``) runs in
    ``replica_reads()``, so the router may serve it from a fresh replica; a human write (any other
    method, on any route but the chat backend's ingest) raises the replicas' fence once answered,
-   so the next page read waits for a replica that has replayed it.
+   so the next page read waits for a replica that has replayed it. A page whose read on the
+   replica failed (the replica stopped answering, or cancelled a statement for a conflict with
+   recovery: ``replica_read_failed``, told by Django's ``got_request_exception``) is read again,
+   once, on the primary: the person sees the page, not a 500.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import sys
 import time
 import uuid
 from collections.abc import Callable
+from typing import Any
 
+from django.core.signals import got_request_exception
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
-from conversations.replicas import replica_fence_raise, replica_reads, replicas
+from conversations.replicas import (
+    replica_fence_raise,
+    replica_read_failed,
+    replica_reads,
+    replicas,
+)
 
 from . import health, logs, metrics
 
@@ -58,12 +70,21 @@ READING_PAGES = frozenset(
 # taking any away (an erasure raises its own).
 INGEST_ROUTES = frozenset({"api-exchange-create", "api-live-chunks", "api-conversation-events"})
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+# The methods the metrics and the log name; any other (a client may send any token, in any case,
+# of any length, and uvicorn passes it on) is counted as "other", so no client can add series.
+KNOWN_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 
 def _request_id(request: HttpRequest) -> str:
     given = request.headers.get("X-Request-ID", "")
     return given if _REQUEST_ID.fullmatch(given) else uuid.uuid4().hex
+
+
+def method_label(request: HttpRequest) -> str:
+    """The request's method as a label: one of ``KNOWN_METHODS`` or ``other``."""
+    method = request.method or ""
+    return method if method in KNOWN_METHODS else "other"
 
 
 def _route_of(request: HttpRequest) -> str:
@@ -96,7 +117,7 @@ class OpsMiddleware:
             else:
                 response, route = self._page(request)
             seconds = time.perf_counter() - started
-            method = request.method or ""
+            method = method_label(request)
             metrics.REQUEST_SECONDS.labels(route, method).observe(seconds)
             metrics.RESPONSES.labels(route, method, str(response.status_code)).inc()
             metrics.count_api_answer(route, response)
@@ -123,6 +144,14 @@ class OpsMiddleware:
             return response, _route_of(request)
         with replica_reads(enabled=_reading_page(request)) as scope:
             response = self.get_response(request)
+        if scope.failed:
+            # A read on the replica failed (the request's error response is dropped): the same
+            # GET again, every read on the primary.
+            response.close()
+            metrics.REPLICA_PAGES.labels("failed").inc()
+            with replica_reads(enabled=False):
+                response = self.get_response(request)
+            return response, _route_of(request)
         route = _route_of(request)
         if scope.decided:
             metrics.REPLICA_PAGES.labels(scope.outcome).inc()
@@ -133,3 +162,12 @@ class OpsMiddleware:
         ):
             replica_fence_raise()
         return response, route
+
+
+def _replica_read_failed(sender: Any, request: HttpRequest | None = None, **kwargs: Any) -> None:
+    """Django converts an exception raised below ``OpsMiddleware`` into a 500 response and sends
+    this signal while handling it: a database error of a replica read marks the request."""
+    replica_read_failed(sys.exc_info()[1])
+
+
+got_request_exception.connect(_replica_read_failed, dispatch_uid="console.ops.replica_read_failed")

@@ -32,3 +32,27 @@ def people_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.Check
             )
         )
     return errors
+
+
+@checks.register(checks.Tags.database)
+def username_twins(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``manage.py check --database default``: accounts whose user names share a key
+    (``names.py``), made before names were compared so; nothing renames them."""
+    if not kwargs.get("databases"):
+        return []
+    from django.db import DatabaseError
+
+    from .names import username_collisions
+
+    try:
+        groups = username_collisions()
+    except DatabaseError:
+        return []  # not migrated yet: the migration reports them
+    return [
+        checks.Warning(
+            f"user names that differ only by case or Unicode form: {', '.join(group)}",
+            hint="rename or deactivate all but one (the People page, the admin)",
+            id="people.W002",
+        )
+        for group in groups
+    ]

@@ -262,12 +262,17 @@ class SignInCallback(OIDCAuthenticationCallbackView):
             return _refused(request, str(exc), 403)
         except SuspiciousOperation as exc:
             log.warning("sign-in refused: %s", exc)
-            return _refused(
-                request,
-                f"The sign-in through {provider_name()} could not be verified, so it was refused. "
-                "Start again from this page.",
-                400,
-            )
+            return self._unverified(request)
+        except requests.HTTPError as exc:
+            # The token endpoint refusing the code (a PKCE verifier that does not match, a code
+            # used twice or expired: "invalid_grant") says this sign-in was bad, not that the
+            # provider is down: a 400, like any other sign-in that cannot be verified.
+            answered = exc.response.status_code if exc.response is not None else 0
+            if 400 <= answered < 500:
+                log.warning("sign-in refused by the provider's token endpoint: %s", exc)
+                return self._unverified(request)
+            log.warning("sign-in failed: %s", exc)
+            return self._incomplete(request)
         except (
             ProviderUnavailable,
             requests.RequestException,
@@ -277,12 +282,22 @@ class SignInCallback(OIDCAuthenticationCallbackView):
             IntegrityError,
         ) as exc:
             log.warning("sign-in failed: %s", exc)
-            return _refused(
-                request,
-                f"The sign-in through {provider_name()} did not complete. Start again from "
-                "this page.",
-                502,
-            )
+            return self._incomplete(request)
+
+    def _unverified(self, request: HttpRequest) -> HttpResponse:
+        return _refused(
+            request,
+            f"The sign-in through {provider_name()} could not be verified, so it was refused. "
+            "Start again from this page.",
+            400,
+        )
+
+    def _incomplete(self, request: HttpRequest) -> HttpResponse:
+        return _refused(
+            request,
+            f"The sign-in through {provider_name()} did not complete. Start again from this page.",
+            502,
+        )
 
     def login_failure(self) -> HttpResponse:
         return _refused(

@@ -1,15 +1,19 @@
 """One error shape for the API: ``{"error": code, "detail": text, "field": name, "at": path}``.
 
 Raise ``ApiError`` anywhere below a view; DRF's own exceptions (authentication, 404, 405, 415...)
-and serializer validation errors are converted to the same shape here. Nothing else is caught:
-an unexpected exception is a bug, and a test (the Hypothesis fuzz of the ingest endpoint) must
-find it.
+and serializer validation errors are converted to the same shape here. So is a database that
+cannot answer for now (a restart, a failover, a pool that cannot get a connection, a transaction
+cancelled by a conflict: Django's ``OperationalError`` and ``InterfaceError``): a 503
+``unavailable`` with ``Retry-After``, which the chat backend's clients retry (every 503 here
+carries it). Nothing else is caught: an unexpected exception is a bug, and a test (the Hypothesis
+fuzz of the ingest endpoint) must find it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -70,9 +74,29 @@ def first_validation_error(detail: Any, path: list[str | int]) -> tuple[str, str
     return str(code), str(detail), field, at
 
 
+# How long a client is asked to wait before it sends again what a 503 refused (a database
+# restart takes about a second; the clients back off further on repeated 503s).
+RETRY_AFTER_SECONDS = 1
+
+
+def _retry_later(response: Response) -> Response:
+    if response.status_code == status.HTTP_503_SERVICE_UNAVAILABLE:
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApiError):
-        return Response(exc.body, status=exc.status_code)
+        return _retry_later(Response(exc.body, status=exc.status_code))
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        down = {
+            "error": "unavailable",
+            "detail": "the database cannot be reached for now (a restart?): nothing was stored; "
+            "send it again after Retry-After",
+            "field": None,
+            "at": None,
+        }
+        return _retry_later(Response(down, status=status.HTTP_503_SERVICE_UNAVAILABLE))
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()
     if isinstance(exc, exceptions.ValidationError):

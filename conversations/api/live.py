@@ -48,7 +48,11 @@ class LiveChunkCreateApi(APIView):
             410: OpenApiResponse(ErrorSerializer, description="`gone`: deleted conversation"),
             413: OpenApiResponse(ErrorSerializer, description="`too_large`, `state_too_large`"),
             429: OpenApiResponse(ErrorSerializer, description="`too_many_exchanges`"),
-            503: OpenApiResponse(ErrorSerializer, description="`unavailable`: Redis down"),
+            503: OpenApiResponse(
+                ErrorSerializer,
+                description="`unavailable`: Redis or the database down for now; send it again "
+                "after `Retry-After` seconds",
+            ),
         },
         summary="Forward a chunk of a provider stream, live",
     )

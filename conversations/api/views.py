@@ -111,6 +111,11 @@ _INGEST_ERRORS = {
     413: OpenApiResponse(
         ErrorSerializer, description="`too_large`: the body is over INGEST_MAX_BODY_BYTES."
     ),
+    503: OpenApiResponse(
+        ErrorSerializer,
+        description="`unavailable`: the database cannot be reached for now (a restart, a "
+        "failover); nothing was stored. Send it again after `Retry-After` seconds.",
+    ),
 }
 
 

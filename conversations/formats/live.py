@@ -16,8 +16,9 @@ by every format, and none of it is here. A filter keeps what it needs between ev
 ``out.public`` (types, ids, counts: never text), because the engine's state is all that
 survives between two chunks.
 
-``InlineSplit`` is the one reader of an inline convention (``profile.Inline``: ``<think>`` at a
-block's start), used by the live filters piece by piece and by the parsers on whole text.
+``split_inline`` and ``InlineSplit`` are the one reader of an inline convention
+(``profile.Inline``: a ``<think>`` element at a block's start, in any case, with attributes),
+used by the parsers on whole text and by the live filters piece by piece.
 
 Pure: no Django, no Redis.
 """
@@ -25,7 +26,9 @@ Pure: no Django, no Redis.
 from __future__ import annotations
 
 import abc
+import re
 from collections.abc import Iterator
+from functools import cache
 from typing import Any, ClassVar, Protocol
 
 from .profile import Inline
@@ -81,6 +84,21 @@ def as_int(value: Any) -> int | None:
 # --- inline deliberation -----------------------------------------------------------------------
 
 _WS = " \t\n\r"
+# After an opening tag's name: its end, or what may come before its attributes.
+_ATTRS = _WS + "/"
+
+
+@cache
+def _patterns(inline: Inline) -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """The rule's tags as expressions (``profile.Inline``: any case, attributes): the whole
+    opening tag, an opening tag cut before its ``>``, the closing tag."""
+    name = re.escape(inline.tag)
+    flags = re.IGNORECASE
+    return (
+        re.compile(rf"<{name}(?:[{re.escape(_ATTRS)}][^>]*)?>", flags),
+        re.compile(rf"<{name}[{re.escape(_ATTRS)}][^>]*\Z", flags),
+        re.compile(rf"</{name}[{re.escape(_WS)}]*>", flags),
+    )
 
 
 def split_inline(text: str, inline: Inline) -> tuple[int | None, str]:
@@ -88,23 +106,26 @@ def split_inline(text: str, inline: Inline) -> tuple[int | None, str]:
     tag; else ``(span characters, visible text)``, the span being everything from the opening
     tag to the closing one (or to the end, when it never closes) and the visible text what
     follows, its leading whitespace dropped. A text that is only the opening tag's beginning
-    (``<th``: a stream cut inside the tag) is a span too: nothing of it is shown."""
+    (``<th``, ``<think reason="``: a stream cut inside the tag) is a span too: nothing of it is
+    shown."""
+    opening, cut, closing = _patterns(inline)
     start = len(text) - len(text.lstrip(_WS))
-    if not text.startswith(inline.open, start):
-        if start < len(text) and inline.open.startswith(text[start:]):
+    found = opening.match(text, start)
+    if found is None:
+        rest = text[start:]
+        if rest and (inline.open_name.startswith(rest.lower()) or cut.match(rest)):
             return len(text) - start, ""  # the tag itself cut off: a span that never began
         return None, text
-    body = start + len(inline.open)
-    close = text.find(inline.close, body)
-    if close < 0:
+    close = closing.search(text, found.end())
+    if close is None:
         return len(text) - start, ""
-    after = close + len(inline.close)
-    return after - start, text[after:].lstrip(_WS)
+    return close.end() - start, text[close.end() :].lstrip(_WS)
 
 
 def inline_traces(content: Any, inline: Inline, kind: TraceKind) -> Iterator[Trace]:
     """The inline spans of a stored message's content (a string, or parts with ``text``), as
     the review reads them: the text between the tags."""
+    opening, _, closing = _patterns(inline)
     texts = [content] if isinstance(content, str) else []
     if isinstance(content, list):
         parts = [p for p in content if isinstance(p, dict)]
@@ -113,7 +134,11 @@ def inline_traces(content: Any, inline: Inline, kind: TraceKind) -> Iterator[Tra
         span, _ = split_inline(text, inline)
         if span:
             start = len(text) - len(text.lstrip(_WS))
-            inner = text[start : start + span].removeprefix(inline.open).removesuffix(inline.close)
+            inner = text[start : start + span]
+            found = opening.match(inner)
+            inner = inner[found.end() :] if found else ""
+            close = closing.search(inner)
+            inner = inner[: close.start()] if close else inner
             if inner.strip():
                 yield Trace(kind, inner)
 
@@ -121,24 +146,34 @@ def inline_traces(content: Any, inline: Inline, kind: TraceKind) -> Iterator[Tra
 class InlineSplit:
     """``split_inline`` piece by piece, a tag cut anywhere across pieces. Its state is numbers
     and whitespace only (``state()``), never a character of the deliberation: where the
-    opening tag is matched so far, then where the closing one is, then whether the visible text
-    has begun.
+    opening tag's name is matched so far (and which of its letters came in upper case, to give
+    them back as they were when it is no tag after all), then where the closing one is, then
+    whether the visible text has begun.
 
     ``feed(piece)`` returns ``(visible, hidden)``: the visible text to show now and the number
     of deliberation characters read. ``close()`` returns what was held back at the block's end
     (whitespace alone is visible text after all; a tag cut off is not)."""
 
-    START, INSIDE, AFTER, VISIBLE = "start", "inside", "after", "visible"
+    START, ATTRS, INSIDE, AFTER, VISIBLE = "start", "attrs", "inside", "after", "visible"
 
     def __init__(self, inline: Inline, state: dict[str, Any] | None = None) -> None:
         self.inline = inline
-        self.s: dict[str, Any] = {"at": self.START, "ws": "", "m": 0} if state is None else state
+        self.s: dict[str, Any] = (
+            {"at": self.START, "ws": "", "m": 0, "up": 0} if state is None else state
+        )
 
     def state(self) -> dict[str, Any]:
         return self.s
 
+    def _held(self) -> str:
+        """The opening tag's characters matched so far, in the case they came in."""
+        up = self.s.get("up", 0)
+        name = self.inline.open_name[: self.s["m"]]
+        return "".join(c.upper() if up >> i & 1 else c for i, c in enumerate(name))
+
     def feed(self, piece: str) -> tuple[str, int]:
         s, visible, hidden = self.s, [], 0
+        name, close = self.inline.open_name, self.inline.close_name
         i, n = 0, len(piece)
         while i < n:
             if s["at"] == self.VISIBLE:
@@ -146,23 +181,32 @@ class InlineSplit:
                 break
             c = piece[i]
             if s["at"] == self.START:
-                tag = self.inline.open
                 if s["m"] == 0 and c in _WS:
                     s["ws"] += c
-                elif c == tag[s["m"]]:
+                elif s["m"] < len(name) and c.lower() == name[s["m"]]:
+                    if c != c.lower():
+                        s["up"] = s.get("up", 0) | 1 << s["m"]
                     s["m"] += 1
-                    if s["m"] == len(tag):
-                        s.update(at=self.INSIDE, ws="", m=0)
-                        hidden += len(tag)
+                elif s["m"] == len(name) and (c == ">" or c in _ATTRS):
+                    hidden += len(name) + 1
+                    s.update(at=self.INSIDE if c == ">" else self.ATTRS, ws="", m=0, up=0)
                 else:  # not the tag: what was held is text after all
-                    visible.append(s["ws"] + tag[: s["m"]])
-                    s.update(at=self.VISIBLE, ws="", m=0)
+                    visible.append(s["ws"] + self._held())
+                    s.update(at=self.VISIBLE, ws="", m=0, up=0)
                     continue  # this character again, as visible text
+            elif s["at"] == self.ATTRS:
+                hidden += 1
+                if c == ">":
+                    s["at"] = self.INSIDE
             elif s["at"] == self.INSIDE:
                 hidden += 1
-                s["m"] = _advance(self.inline.close, s["m"], c)
-                if s["m"] == len(self.inline.close):
-                    s.update(at=self.AFTER, m=0)
+                if s["m"] == len(close):  # the closing name read: whitespace, then ">"
+                    if c == ">":
+                        s.update(at=self.AFTER, m=0)
+                    elif c not in _WS:
+                        s["m"] = _advance(close, 0, c.lower())
+                else:
+                    s["m"] = _advance(close, s["m"], c.lower())
             elif s["at"] == self.AFTER and c not in _WS:
                 s["at"] = self.VISIBLE
                 continue
@@ -173,13 +217,14 @@ class InlineSplit:
         s = self.s
         # Whitespace alone was text; a tag cut off before its end was a span that never began.
         held = s["ws"] if s["at"] == self.START and s["m"] == 0 else ""
-        s.update(ws="", m=0)
+        s.update(ws="", m=0, up=0)
         return held
 
     @property
     def hiding(self) -> bool:
-        """Inside the span: the pieces read now are deliberation."""
-        return bool(self.s["at"] == self.INSIDE)
+        """Inside the span (its opening tag's attributes included): the pieces read now are
+        deliberation."""
+        return bool(self.s["at"] in (self.ATTRS, self.INSIDE))
 
 
 def _advance(tag: str, matched: int, c: str) -> int:

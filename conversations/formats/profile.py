@@ -87,16 +87,36 @@ class FinishRule:
 
 @dataclass(frozen=True, slots=True)
 class Inline:
-    """Deliberation a server writes into a visible block's text: ``open``...``close`` at the
+    """Deliberation a server writes into a visible block's text: an element named ``tag`` at the
     start of a block of one of ``block_types`` (after whitespace). The span is the NEVER block
     ``never_type`` (its text never leaves the verbatim store); what follows the closing tag
     (its leading whitespace dropped) is the visible block. An opening tag never closed (the
-    stream stopped while the model thought) makes the whole rest of the block the span."""
+    stream stopped while the model thought) makes the whole rest of the block the span.
+
+    The servers that write these spans (vLLM's and SGLang's ``deepseek_r1``/``qwen3`` reasoning
+    parsers, Ollama's thinking parser) split on the model's exact ``<think>`` and ``</think>``
+    tokens; a model, a prompt or a proxy may still spell them otherwise. So the tag is read as
+    HTML reads an element, and the span hidden whichever way it is spelled: the name in any case
+    (``<THINK>``), the opening tag with attributes (``<think reason="x">``: after the name,
+    whitespace or ``/`` and anything up to ``>``), the closing tag with whitespace before its
+    ``>`` (``</think >``). Fail closed: an opening tag whose ``>`` never comes hides the rest.
+    The parsers (``formats.live.split_inline``), the live filter (``formats.live.InlineSplit``)
+    and the browser's filter (``static/console/stream-filter.js``, its ``INLINE`` table held
+    equal to this by a test) all read this one rule."""
 
     block_types: frozenset[str]
     never_type: str = "think"
-    open: str = "<think>"
-    close: str = "</think>"
+    tag: str = "think"
+
+    @property
+    def open_name(self) -> str:
+        """The opening tag up to its name's end, lower case (``<think``)."""
+        return f"<{self.tag.lower()}"
+
+    @property
+    def close_name(self) -> str:
+        """The closing tag up to its name's end, lower case (``</think``)."""
+        return f"</{self.tag.lower()}"
 
 
 class ReasoningUsage(enum.StrEnum):

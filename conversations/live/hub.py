@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import weakref
 from collections import deque
 from collections.abc import AsyncGenerator
@@ -28,8 +29,11 @@ from typing import Any
 
 import redis.asyncio as aioredis
 from django.conf import settings
+from redis.exceptions import RedisError
 
 from . import state
+
+logger = logging.getLogger(__name__)
 
 # A comment line after at most twice this long without an event keeps proxies from closing an
 # idle stream.
@@ -142,7 +146,13 @@ class Hub:
         self.failed: BaseException | None = None
 
     async def _start(self) -> None:
-        await self.pubsub.connect()
+        try:
+            await self.pubsub.connect()
+        except BaseException as exc:
+            # Redis down when the first stream came: this hub is dropped, so the next stream
+            # (Redis back) makes a new one instead of finding this one's failure for ever.
+            self._fail(exc)
+            raise
         self.reader = asyncio.create_task(self._read())
         self.ticker = asyncio.create_task(self._tick())
 
@@ -276,51 +286,69 @@ def _hub() -> Hub:
     return hub
 
 
+# What a stream says when Redis cannot be reached (at its start, or while it streams): a comment
+# and a longer reconnection delay, then its end. The browser's EventSource reconnects after it;
+# an exception out of the stream would be a broken response ("Exception in ASGI application").
+UNAVAILABLE = b"retry: 5000\n\n: live streams unavailable for now (Redis cannot be reached)\n\n"
+
+
 async def relay(pk: int, after: int) -> AsyncGenerator[bytes, None]:
     hub = _hub()
     viewer = Viewer()
     name = state.channel(pk)
     try:
-        await hub.join(name, viewer)
-        last = after
-        yield b"retry: 2000\n\n"
-        kept: Any = await hub.redis.lrange(state.key("log", pk), 0, -1)
-        backlog = [json.loads(raw) for raw in kept]
-        if after == 0:
-            # A new viewer: the exchanges already closed are on the page as stored turns.
-            closed = {e["exchange"] for e in backlog if e["type"] == "closed"}
-            backlog = [e for e in backlog if e["exchange"] not in closed]
-        # The exchange whose events were sent last, unless they closed it: when its state in
-        # Redis expires (no chunk for LIVE_IDLE_SECONDS, no POST), the viewer is told so.
-        open_label = ""
-        frames = []
-        for event in backlog:
-            if event["id"] > last:
-                last = event["id"]
-                frames.append(_frame(event))
-                open_label = "" if event["type"] == "closed" else str(event.get("exchange", ""))
-        if frames:
-            viewer.sent()
-            yield b"".join(frames)
-        while True:
-            waiting = await viewer.take()
-            if waiting is None:
-                return
-            if not waiting:
-                if open_label and not await _still_live(hub.redis, pk, open_label):
-                    yield _idle_frame(open_label)
-                    open_label = ""
-                    continue
-                yield b": keepalive\n\n"
-                continue
-            fresh = []
-            for event_id, frame, label, closes in waiting:
-                if event_id > last:
-                    last = event_id
-                    fresh.append(frame)
-                    open_label = "" if closes else label
-            if fresh:
-                viewer.sent()
-                yield b"".join(fresh)
+        async with contextlib.aclosing(_frames(hub, viewer, name, pk, after)) as frames:
+            async for frame in frames:
+                yield frame
+    except (RedisError, OSError) as exc:
+        logger.warning("live stream of conversation %s ended: Redis (%s)", pk, type(exc).__name__)
+        yield UNAVAILABLE
     finally:
         await asyncio.shield(hub.leave(name, viewer))
+
+
+async def _frames(
+    hub: Hub, viewer: Viewer, name: str, pk: int, after: int
+) -> AsyncGenerator[bytes, None]:
+    """The stream itself: the backlog after ``after``, then the channel's events."""
+    await hub.join(name, viewer)
+    last = after
+    yield b"retry: 2000\n\n"
+    kept: Any = await hub.redis.lrange(state.key("log", pk), 0, -1)
+    backlog = [json.loads(raw) for raw in kept]
+    if after == 0:
+        # A new viewer: the exchanges already closed are on the page as stored turns.
+        closed = {e["exchange"] for e in backlog if e["type"] == "closed"}
+        backlog = [e for e in backlog if e["exchange"] not in closed]
+    # The exchange whose events were sent last, unless they closed it: when its state in
+    # Redis expires (no chunk for LIVE_IDLE_SECONDS, no POST), the viewer is told so.
+    open_label = ""
+    frames = []
+    for event in backlog:
+        if event["id"] > last:
+            last = event["id"]
+            frames.append(_frame(event))
+            open_label = "" if event["type"] == "closed" else str(event.get("exchange", ""))
+    if frames:
+        viewer.sent()
+        yield b"".join(frames)
+    while True:
+        waiting = await viewer.take()
+        if waiting is None:
+            return
+        if not waiting:
+            if open_label and not await _still_live(hub.redis, pk, open_label):
+                yield _idle_frame(open_label)
+                open_label = ""
+                continue
+            yield b": keepalive\n\n"
+            continue
+        fresh = []
+        for event_id, frame, label, closes in waiting:
+            if event_id > last:
+                last = event_id
+                fresh.append(frame)
+                open_label = "" if closes else label
+        if fresh:
+            viewer.sent()
+            yield b"".join(fresh)

@@ -334,3 +334,13 @@ def exchange_live_timings_record(*, exchange_id: int, summary: dict[str, Any]) -
         live_first_text_ms=ms(summary.get("first_text_seconds")),
         live_thinking_ms=ms(summary.get("thinking_seconds")),
     )
+
+
+def live_conversations_held() -> set[int]:
+    """The conversations Redis holds live state of (an event log, a counter, open exchanges or a
+    place in "Live now"): one SCAN over the live keys, for the retention clock's sweep."""
+    r = state.client()
+    names = [n for part in ("log", "n", "open") for n in r.scan_iter(state.key(part, "*"), 1000)]
+    members: Any = r.zrange(state.key("now"), 0, -1)
+    tails = [*(n.rsplit(b":", 1)[1] for n in names), *members]
+    return {int(t) for t in tails if t.isdigit()}

@@ -14,6 +14,7 @@ import audit
 from conversations.models import Conversation
 
 from ..models import DeletionRequest, RetentionClass
+from .erase import live_state_sweep
 from .execution import deletion_request_claim, deletion_request_execute, deletion_request_release
 from .holds import active_holds, hold_for
 from .requests import preview_counts
@@ -100,7 +101,9 @@ def _release(request: DeletionRequest) -> None:
 
 def retention_tick(*, now: datetime | None = None, limit: int = 50) -> dict[str, int]:
     """One tick of the clock: file expired conversations, then claim and execute due requests
-    one by one (at most ``limit``). Idempotent: run it twice, nothing happens twice."""
+    one by one (at most ``limit``), then forget the live state Redis still holds of conversations
+    that no longer exist (an erasure's forget that found Redis down). Idempotent: run it twice,
+    nothing happens twice."""
     started = timezone.now()
     now = now or started
     sweep, held = retention_sweep(now=now)
@@ -133,6 +136,7 @@ def retention_tick(*, now: datetime | None = None, limit: int = 50) -> dict[str,
             _release(request)
         done["requests"] += 1
         done[request.status] = done.get(request.status, 0) + 1
+    done["live_forgotten"] = live_state_sweep()
     if sweep is not None:
         sweep.refresh_from_db()
         with transaction.atomic():

@@ -7,22 +7,31 @@ row the registry (``retention/registry.py``) lists for it, in one transaction.
 To add an erase step: a model holding conversation data is an ``Entry`` of ``registry.ERASED``
 (deleted here in the one statement of ``registry.erase_rows``); a store outside PostgreSQL gets
 its step here after the rows' transaction commits, idempotent (an erase that fails there is run
-again), as Redis's live streams do (``live_state.forget``), and the verification scan
-(``receipts.verification_scan``) looks for what it might have left.
+again), and the verification scan (``receipts.verification_scan``) looks for what it might have
+left. Redis's live streams (``live_state.forget``) are the exception: forgetting them is best
+effort, never a failed erasure (a Redis blip would otherwise hold the customer's rows readable
+until the claim goes stale): what a failed forget leaves expires by itself, and every tick of the
+clock forgets the live state of conversations that no longer exist (``live_state_sweep``).
 """
 
 from __future__ import annotations
 
+import logging
+
+import redis
 from django.db import transaction
 
 from conversations.keystore.keys import data_key_destroy
 from conversations.live import state as live_state
+from conversations.live.services import live_conversations_held
 from conversations.models import Conversation
 from conversations.replicas import replica_fence_raise
 
 from .. import registry
 from ..models import DeletionRequest, Tombstone
 from .tombstones import conversation_hash, tombstone_write
+
+logger = logging.getLogger(__name__)
 
 
 def add_counts(total: dict[str, dict[str, int]], counts: dict[str, dict[str, int]]) -> None:
@@ -71,7 +80,36 @@ def conversation_erase(
             request.save(update_fields=["counts", "conversations_erased"])
         # Once committed, no page may be read on a replica that has not replayed this.
         transaction.on_commit(replica_fence_raise)
-    # What Redis holds of its live streams goes too (after the rows: an erase that fails here
-    # is retried, and forgetting is idempotent).
-    live_state.forget(conversation_id)
+    # What Redis holds of its live streams goes too, best effort: the rows are gone and the key
+    # with them, so what is left there is unreadable and expires; the next tick's sweep forgets it.
+    _forget_live(conversation_id)
     return counts, external_id
+
+
+def _forget_live(conversation_id: int) -> None:
+    try:
+        live_state.forget(conversation_id)
+    except redis.RedisError as exc:
+        logger.warning(
+            "conversation %s erased; its live state is left to expire or to the next tick's "
+            "sweep (Redis: %s)",
+            conversation_id,
+            type(exc).__name__,
+        )
+
+
+def live_state_sweep() -> int:
+    """Forget the live state of every conversation that no longer exists (an erasure whose
+    forget found Redis down). Best effort, like the forget: Redis down, nothing is done now.
+    Returns the conversations forgotten."""
+    try:
+        held = live_conversations_held()
+    except redis.RedisError:
+        return 0
+    if not held:
+        return 0
+    existing = set(Conversation.objects.filter(pk__in=held).values_list("pk", flat=True))
+    gone = sorted(held - existing)
+    for conversation_id in gone:
+        _forget_live(conversation_id)
+    return len(gone)

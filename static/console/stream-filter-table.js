@@ -75,16 +75,14 @@ export const INLINE = {
       "text"
     ],
     "never": "think",
-    "open": "<think>",
-    "close": "</think>"
+    "tag": "think"
   },
   "openai.chat": {
     "types": [
       "content"
     ],
     "never": "think",
-    "open": "<think>",
-    "close": "</think>"
+    "tag": "think"
   }
 };
 

@@ -165,6 +165,62 @@ def test_an_unreadable_witness_is_a_command_error(settings: Any, tmp_path: Path)
     assert "line 1 is not a witness head" in refused()
 
 
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ('"digest": 1e400', "'digest' is not a whole number"),
+        ('"digest": Infinity', "Infinity is not a number"),
+        ('"digest": true', "'digest' is not a whole number"),
+        ('"digest": 2.0', "'digest' is not a whole number"),
+        ('"digest": -3', "'digest' is not a whole number"),
+        ('"digest": 99999999999999999999999', "'digest' is not a whole number"),
+        ('"first_position": 1e400', "'first_position' is not a whole number"),
+        ('"hash": 12', "'hash' is not 64 hexadecimal digits"),
+        ('"hash": "zz"', "'hash' is not 64 hexadecimal digits"),
+        ('"first_position": 9', "'first_position' is after 'last_position'"),
+    ],
+)
+def test_a_bad_witness_line_is_named(settings: Any, line: str, reason: str) -> None:
+    """A witness line with a value no head can hold (``"digest": 1e400`` once raised
+    OverflowError out of the command): the command names the file's line and what is wrong."""
+    write_and_seal(1)
+    path = Path(settings.AUDIT_WITNESS)
+    good = path.read_text().splitlines()
+    assert len(good) == 1
+    head = json.loads(good[0])
+    key = line.split(":")[0].strip('"')
+    bad = ", ".join(line if k == key else f'"{k}": {json.dumps(v)}' for k, v in head.items())
+    path.write_text(good[0] + "\n" + "{" + bad + "}\n")
+    text = refused()
+    assert f"{path}: line 2 is not a witness head: " in text
+    assert reason in text
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [b"[" * 100_000 + b"\n", b'{"database": "\xff"}\n', b"[1, 2]\n", b"{}\n", b"\x00\n"],
+    ids=["deep", "not-utf-8", "a-list", "no-database", "nul"],
+)
+def test_a_witness_line_that_is_no_head_is_named(settings: Any, raw: bytes) -> None:
+    """Nesting past the recursion limit, a byte that is not UTF-8, JSON that is no object: each a
+    line named, never a traceback (the real command's exit and output)."""
+    write_and_seal(1)
+    path = Path(settings.AUDIT_WITNESS)
+    path.write_bytes(path.read_bytes() + raw)
+    assert "line 2 is not a witness head" in refused()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url("default"),
+        "KEYS_DATABASE_URL": database_url("keys"),
+        "AUDIT_WITNESS": settings.AUDIT_WITNESS,
+    }
+    command = [sys.executable, str(MANAGE), "verify_audit", "--no-progress"]
+    run = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 1
+    assert "line 2 is not a witness head" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
 class Collector:
     def __init__(self) -> None:
         self.lines: list[dict[str, Any]] = []

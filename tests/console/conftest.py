@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from conversations.models import Conversation
-from tests.factories import ConversationFactory, ExchangeBodyFactory, UserFactory, roles
+from tests.factories import ExchangeBodyFactory, UserFactory, ingest, roles
 
 REASONING_MARKER = "MARKER-REASONING-CONSOLE-4d2a"
 SIGNATURE_MARKER = "MARKER-SIGNATURE-CONSOLE-77e1"
@@ -57,10 +57,6 @@ def exchange(conversation: str, queue: str, *, turns: int = 1) -> dict[str, Any]
         },
         queue=queue,
     )
-
-
-def ingest(body: dict[str, Any]) -> Conversation:
-    return ConversationFactory(body=body)
 
 
 @dataclass

@@ -103,11 +103,6 @@ def test_identifier_links_match_any_spelling_of_the_key() -> None:
     assert source_link(template, "$.order_id", True) is None
 
 
-def _ingest(body: dict[str, Any]) -> Conversation:
-    conversation_ingest_exchange(data=exchange_input(body))
-    return Conversation.objects.get(external_id=body["conversation"])
-
-
 def _timeline(conversation: Conversation) -> Timeline:
     return build_timeline(conversation_page(conversation, can_see_restricted=False))
 

@@ -10,7 +10,6 @@ test database.
 from __future__ import annotations
 
 import os
-from collections import Counter
 from typing import Any
 
 import pytest
@@ -29,7 +28,6 @@ APP = get_wsgi_application()
 RAW = SchemaGenerator().get_schema(request=None, public=True)
 schema = schemathesis.openapi.from_dict(RAW)
 schema.app = APP  # every case and every probe a check sends go to the app in-process
-CASES: Counter[str] = Counter()
 # Every stateless check but one: "a schema-valid request is accepted" cannot hold for this API,
 # whose rules are more than JSON Schema says (the request must be the format's JSON, a customer
 # or conversations but not both, a hold's scope names its target). Those 400s are still checked
@@ -72,12 +70,5 @@ def _scope(path: str) -> str:
     suppress_health_check=list(HealthCheck),
 )
 def test_the_api_holds_its_schema(case: Any, tokens: dict[str, str]) -> None:
-    CASES[case.operation.label] += 1
     headers = {"Authorization": f"Bearer {tokens[_scope(case.operation.path)]}"}
     case.call_and_validate(headers=headers, excluded_checks=EXCLUDED)
-
-
-def test_zz_report_the_cases(capsys: Any) -> None:
-    """How many cases ran (shown with ``-s``; pytest-xdist may run them elsewhere)."""
-    with capsys.disabled():
-        print(f"\nschemathesis: {sum(CASES.values())} cases over {len(CASES)} operations")

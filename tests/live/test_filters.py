@@ -205,3 +205,34 @@ def test_every_result_type_is_an_audit_type() -> None:
         for pattern in prof.result_types:
             example = pattern.replace("*", "web_search")
             assert classify(prof.format, example) is BlockClass.AUDIT, (prof.format, pattern)
+
+
+# The inline span spelled as the servers' exact tokens are not: the answer alone is published,
+# never the planted marker inside the span, whatever the cuts (they were shown before).
+SPELLED = {
+    "streams/openai-chat-inline-think-upper-case.sse": (
+        "PLANTED-THINK-MARKER-4410",
+        "Order B-2 left the depot today.",
+    ),
+    "streams/openai-chat-inline-think-attributes.sse": (
+        "PLANTED-THINK-MARKER-5520",
+        "Yes, your refund is approved.",
+    ),
+    "streams/ai-sdk-inline-think-mixed-case.sse": (
+        "PLANTED-THINK-MARKER-6630",
+        "Your parcel is with the courier.",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPELLED))
+def test_a_think_span_in_any_spelling_is_counted_never_shown(name: str) -> None:
+    marker, answer = SPELLED[name]
+    s = next(s for s in STREAMS if s.name == name)
+    assert s.visible == (answer,)
+    for seed in range(12):
+        events = run(s.format, cuts(s.stream, random.Random(seed), most=8))
+        assert published_blocks(events) == [answer], seed
+        text = json.dumps(events)
+        assert marker not in text
+        assert any(e["type"] == "thinking" and e["state"] == "stopped" for e in events)

@@ -5,6 +5,7 @@ conversation's live state stays."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 from rest_framework.test import APIClient
@@ -14,6 +15,8 @@ from conversations.live import state
 from conversations.live.body import ChunkInput
 from conversations.live.services import live_chunk_ingest
 from retention.services import conversation_erase
+from retention.services.clock import retention_tick
+from tests.hardening2.redis_server import free_port
 from tests.live.conftest import chunk_body, stored_conversation
 from tests.live.test_api_chunks import send
 
@@ -111,3 +114,29 @@ def test_a_chunk_read_before_an_erasure_does_not_bring_its_state_back(
     text = {"type": "text", "block": 0, "text": "late"}
     assert state.commit(pk, begun, h, data_key, st, [text]) is None
     assert not {k for k in _keys(live_prefix) if k.endswith(f":{pk}") or k.endswith(f":{h}")}
+
+
+def test_the_clock_forgets_what_a_failed_forget_left(
+    api: APIClient, live_prefix: str, settings: Any
+) -> None:
+    """An erasure whose forget found Redis down leaves the live state (unreadable: its key is
+    gone); the retention clock's next tick forgets every conversation that no longer exists, and
+    keeps the others'."""
+    gone = stored_conversation(api, "live-left")
+    kept = stored_conversation(api, "live-stays")
+    for name in ("live-left", "live-stays"):
+        for seq, event in enumerate(OPEN):
+            assert send(api, chunk_body(None, name, seq, f"data: {json.dumps(event)}\n\n"))
+    live_redis = settings.REDIS_URL
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"  # unreachable from the eraser
+    counts, external_id = conversation_erase(gone)
+    settings.REDIS_URL = live_redis
+    assert external_id == "live-left" and counts["main"]
+    assert {k for k in _keys(live_prefix) if k.endswith(f":{gone}")}  # left behind
+
+    done = retention_tick()
+
+    assert done["live_forgotten"] == 1
+    assert not {k for k in _keys(live_prefix) if k.endswith(f":{gone}")}
+    assert gone not in state.live_now()
+    assert state.events_after(kept, 0) and kept in state.live_now()

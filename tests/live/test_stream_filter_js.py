@@ -72,8 +72,7 @@ def test_its_classes_are_the_formats_own(node_run: dict[str, Any]) -> None:
         f.name: {
             "types": sorted(f.profile.inline.block_types),
             "never": f.profile.inline.never_type,
-            "open": f.profile.inline.open,
-            "close": f.profile.inline.close,
+            "tag": f.profile.inline.tag,
         }
         for f in formats()
         if f.profile.inline is not None
@@ -84,3 +83,18 @@ def test_its_classes_are_the_formats_own(node_run: dict[str, Any]) -> None:
 
 def test_the_indicator_reads_as_the_page_shows_it(node_run: dict[str, Any]) -> None:
     assert node_run["label"] == "Thinking… 14 s · ~1,200 tokens"
+
+
+def test_a_think_span_in_any_spelling_is_never_shown_by_the_browser(
+    node_run: dict[str, Any],
+) -> None:
+    """``<THINK>``, attributes, ``</think >``, mixed case: the browser's filter, like the
+    server's, shows the answer alone, whatever the cuts (it showed the span before)."""
+    from tests.live.test_filters import SPELLED
+
+    for name, (marker, answer) in SPELLED.items():
+        runs = [r for r in node_run["results"] if r["name"] == name]
+        assert len(runs) == 6
+        for r in runs:
+            assert r["blocks"] == [answer], (name, r["seed"])
+            assert marker not in r["events"]

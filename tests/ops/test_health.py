@@ -15,11 +15,14 @@ from django.db import connections
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from prometheus_client.parser import text_string_to_metric_families
 
 from audit.models import AuditEvent
 from audit.sealer import seal_pending
 from console.ops import beat
 from conversations.keystore.routers import KEYS_DB
+from conversations.models import ServiceToken
+from conversations.services import service_token_create
 
 
 def _closed_port() -> int:
@@ -35,9 +38,18 @@ def _ready(client: Client, **extra: Any) -> tuple[int, dict[str, Any]]:
     return response.status_code, json.loads(response.content)
 
 
+ALL_CHECKS = ["database", "keys", "redis", "beat", "sealer"]
+
+
 @pytest.fixture
 def beating() -> None:
     beat.heartbeat_write()
+
+
+@pytest.fixture
+def every_check(settings: Any) -> None:
+    """The operator's opt-in: the beat and the sealer gate readiness too."""
+    settings.READY_CHECKS = ALL_CHECKS
 
 
 def test_healthz_answers_without_asking_anything(
@@ -57,12 +69,18 @@ def test_healthz_stays_up_when_every_dependency_is_down(client: Client, settings
 
 
 def test_readyz_is_200_when_every_part_is_up(
-    client: Client, beating: None, django_assert_num_queries: Any
+    client: Client, beating: None, django_assert_num_queries: Any, settings: Any
 ) -> None:
-    # SELECT 1 on each database; the last digest and the oldest unsealed row for the sealer.
-    with django_assert_num_queries(3), CaptureQueriesContext(connections[KEYS_DB]) as keys:
+    # By default: what this process needs to serve, SELECT 1 on each database and a PING.
+    with django_assert_num_queries(1), CaptureQueriesContext(connections[KEYS_DB]) as keys:
         status, body = _ready(client, HTTP_HOST="10.1.2.3")
     assert len(keys) == 1
+    assert status == 200, body
+    assert body == {"status": "ready", "checks": {"database": "ok", "keys": "ok", "redis": "ok"}}
+    # Opted in: the last digest and the oldest unsealed row for the sealer, too.
+    settings.READY_CHECKS = ALL_CHECKS
+    with django_assert_num_queries(3):
+        status, body = _ready(client)
     assert status == 200, body
     assert body == {
         "status": "ready",
@@ -70,8 +88,39 @@ def test_readyz_is_200_when_every_part_is_up(
     }
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_stopped_beat_and_sealer_leave_this_process_ready_by_default(
+    client: Client, settings: Any
+) -> None:
+    """The beat stopped an hour ago and an audit row has waited an hour for its seal: the web
+    process can still serve, so by default it stays in the load balancer; the clock's health is
+    in the metrics (and their alerts); an operator who opted in sees 503."""
+    beat.heartbeat_write(at=time.time() - 3600)
+    seal_pending()
+    AuditEvent.objects.create(
+        code="audit.viewed", actor_label="system", at=timezone.now() - timedelta(hours=1)
+    )
+    status, body = _ready(client)
+    assert status == 200, body
+    assert set(body["checks"]) == {"database", "keys", "redis"}
+    _, token = service_token_create(name="prometheus", scope=ServiceToken.Scope.METRICS)
+    scrape = client.get("/metrics", HTTP_AUTHORIZATION=f"Bearer {token}")
+    figures = {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(scrape.content.decode())
+        for sample in family.samples
+    }
+    assert figures["console_beat_heartbeat_age_seconds"] > 3000
+    assert figures["console_audit_sealer_lag_seconds"] > 3000
+    settings.READY_CHECKS = ALL_CHECKS
+    status, body = _ready(client)
+    assert status == 503
+    assert body["failing"] == ["beat", "sealer"]
+    seal_pending()
+
+
 def test_readyz_names_redis_when_it_is_unreachable(
-    client: Client, beating: None, settings: Any
+    client: Client, beating: None, settings: Any, every_check: None
 ) -> None:
     settings.REDIS_URL = f"redis://127.0.0.1:{_closed_port()}/0"
     status, body = _ready(client)
@@ -115,13 +164,15 @@ def test_readyz_follows_a_redis_server_that_stops(
             server.kill()
 
 
-def test_readyz_names_the_beat_when_its_heartbeat_is_old(client: Client, settings: Any) -> None:
+def test_readyz_names_the_beat_when_its_heartbeat_is_old(
+    client: Client, settings: Any, every_check: None
+) -> None:
     beat.heartbeat_write(at=time.time() - 3600)
     status, body = _ready(client)
     assert status == 503
     assert body["failing"] == ["beat"]
     assert body["checks"]["beat"].startswith("last heartbeat")
-    # An orchestrator that keeps serving pages without the beat leaves it out.
+    # Without the opt-in (the default), the beat is left out.
     settings.READY_CHECKS = ["database", "keys", "redis"]
     status, body = _ready(client)
     assert status == 200
@@ -129,7 +180,9 @@ def test_readyz_names_the_beat_when_its_heartbeat_is_old(client: Client, setting
 
 
 @pytest.mark.django_db(transaction=True)
-def test_readyz_names_the_sealer_when_it_is_behind(client: Client, beating: None) -> None:
+def test_readyz_names_the_sealer_when_it_is_behind(
+    client: Client, beating: None, every_check: None
+) -> None:
     seal_pending()
     # A committed row an hour old that no sealer has chained (the sealer stopped).
     AuditEvent.objects.create(
@@ -163,7 +216,9 @@ def test_the_request_id_comes_back(client: Client) -> None:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_a_real_beat_writes_the_heartbeat_readyz_reads(clock: Any, settings: Any) -> None:
+def test_a_real_beat_writes_the_heartbeat_readyz_reads(
+    clock: Any, settings: Any, every_check: None
+) -> None:
     """``celery -A console beat`` as the project runs it (its scheduler is the settings'
     HeartbeatScheduler): no heartbeat before it starts, one once it ticks, /readyz then ready."""
     from tests.retention.clock import private_redis_url, wait_for

@@ -144,6 +144,45 @@ def test_counters_move_with_an_ingest_a_refused_chunk_and_a_page_view(
     assert moved("console_http_responses_total", route="api-exchange-create", status="201") == 1
 
 
+def test_a_method_no_one_knows_adds_no_series(client: Client, metrics_token: str) -> None:
+    """Any client may send any method token (upper or lower case, 36 characters: uvicorn passes
+    them on): each is counted as ``other``, so the scrape keeps its size however many arrive."""
+    client.generic("PZZREPRO0", "/healthz")  # the "other" series exist from here on
+    scrape(metrics_token)  # and the scrape's own
+    before = scrape(metrics_token)
+    methods = [f"PZZREPRO{i}" for i in range(1, 101)]
+    methods += [f"p{uuid.uuid4()}"[:36] for _ in range(50)]
+    methods += ["TRACE", "PROPFIND", "get", "Post"]  # Django upper-cases: GET and POST
+    for method in methods:
+        assert client.generic(method, "/healthz").status_code == 200
+    client.generic("PZZREPRO404", "/no-such-page/")
+    after = scrape(metrics_token)
+
+    def series(families: dict[str, list[Sample]]) -> set[tuple[str, tuple[Any, ...]]]:
+        return {
+            (s.name, tuple(sorted(s.labels.items())))
+            for samples in families.values()
+            for s in samples
+        }
+
+    seen = {s.labels.get("method") for samples in after.values() for s in samples}
+    assert seen - {None} <= {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "other"}
+    # The healthz "other" series counted every one; the unknown path's adds its route's only.
+    assert (
+        value(after, "console_http_responses_total", route="healthz", method="other")
+        - value(before, "console_http_responses_total", route="healthz", method="other")
+        == len(methods) - 2
+    )
+    # What is new: the healthz route's GET and POST, and the unknown path's "other": fixed words.
+    added = [dict(labels) for _, labels in series(after) - series(before)]
+    assert added
+    assert {(labels["route"], labels["method"]) for labels in added} == {
+        ("healthz", "GET"),
+        ("healthz", "POST"),
+        ("unmatched", "other"),
+    }
+
+
 def test_the_stores_figures_are_read_at_scrape_time(metrics_token: str) -> None:
     beat.heartbeat_write()
     before = scrape(metrics_token)

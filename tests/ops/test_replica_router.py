@@ -100,10 +100,22 @@ def test_without_the_fence_no_replica_is_used() -> None:
     assert (out["alias"], out["outcome"]) == ("default", "unavailable")
 
 
-def test_without_replicas_nothing_changes(django_assert_num_queries: Any) -> None:
+def test_without_replicas_the_router_changes_nothing_but_the_fence_is_raised(
+    django_assert_num_queries: Any,
+) -> None:
+    """A process that reads no replica (a worker configured without DATABASE_REPLICA_URLS) still
+    raises the fence: the web processes that read replicas compare with it."""
+    from django.conf import settings
+
+    from conversations.replicas import _fence_key, _redis
+
+    fences = _redis(settings.REDIS_URL)
+    fences.delete(_fence_key())
     router = ReplicaRouter()
-    with django_assert_num_queries(0):
-        replica_fence_raise()  # no replica: no query, no Redis
+    with django_assert_num_queries(1):  # the primary's WAL position
+        replica_fence_raise()
+    raised = fences.get(_fence_key())
+    assert raised is not None and int(raised, 16) > 0
     with replica_reads() as scope:
         from conversations.models import Conversation
 

@@ -197,7 +197,9 @@ def test_patch_active_false_ends_the_open_session_on_the_next_request(
     user.refresh_from_db()
     assert not user.is_active
     row = AuditEvent.objects.get(code="person.updated")
-    assert row.details["fields"] == ["active"] and row.details["sessions_ended"] == 1
+    # The deactivation took the roles too (a reactivation gives those the groups give then).
+    assert row.details["fields"] == ["active", "roles"] and row.details["sessions_ended"] == 1
+    assert row.details["roles"] == []
     assert not browser.login(username="jo@example.com", password="anything")
 
 

@@ -187,3 +187,55 @@ def test_with_local_passwords_off_no_password_signs_in(
     op.set_account("sub-sso", preferred_username="sso", groups=["support"])
     assert op.sign_in(client, login="sub-sso").status_code == 302
     assert signed_in(client).username == "sso"
+
+
+def test_a_pkce_verifier_that_does_not_match_is_a_400(client: Any, op: OpenIdProvider) -> None:
+    """The provider's token endpoint refuses the code (invalid_grant): this sign-in was bad, the
+    provider is not down, so the answer is a 400 saying so, never a 502."""
+    op.set_account("sub-pk", preferred_username="pk", groups=["support"])
+    response = op.sign_in(
+        client, login="sub-pk", tamper=lambda url: with_param(url, "code_challenge", "A" * 43)
+    )
+    assert response.status_code == 400
+    assert b"could not be verified" in response.content
+    assert signed_in(client) is None
+    assert not User.objects.filter(username="pk").exists()
+
+
+def test_a_subject_the_directory_deleted_is_refused_after_a_new_account_of_its_name(
+    client: Any, op: OpenIdProvider
+) -> None:
+    """SCIM provisions rita, she signs in (the account takes her subject), SCIM deletes her and
+    provisions rita again: her subject is refused with a 403 (it once linked the new account,
+    whose subject the deleted one still holds: a database error, and a 502)."""
+    from conversations.services import service_token_create
+
+    from .test_scim import USER_URN, Scim
+
+    _, token = service_token_create(name="idp", scope="scim")
+    scim = Scim(client, token)
+    body = {"schemas": [USER_URN], "userName": "rita", "active": True}
+    first = scim.post("Users", body)
+    assert first.status_code == 201
+    op.set_account("sub-rita", preferred_username="rita", groups=["support"])
+    assert op.sign_in(client, login="sub-rita").status_code == 302
+    client.post("/logout/")
+    assert scim.delete(f"Users/{first.json()['id']}").status_code == 204
+    again = scim.post("Users", body)
+    assert again.status_code == 201
+    response = op.sign_in(client, login="sub-rita")
+    assert response.status_code == 403
+    assert b"removed by your organisation" in response.content
+    assert signed_in(client) is None
+    assert Person.objects.get(scim_id=again.json()["id"]).oidc_subject == ""
+
+
+def test_a_first_sign_in_cannot_take_a_name_that_differs_only_by_case(
+    client: Any, op: OpenIdProvider
+) -> None:
+    UserFactory(username="reviewer_live", groups=["reviewer"])
+    op.set_account("sub-rl", preferred_username="Reviewer_live", groups=["console-admins"])
+    response = op.sign_in(client, login="sub-rl")
+    assert response.status_code == 403
+    assert b"exists already" in response.content
+    assert User.objects.filter(username__iexact="reviewer_live").count() == 1

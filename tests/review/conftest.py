@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation, ReviewGrant
 from conversations.reviews import review_grant_create
-from tests.factories import ConversationFactory, ExchangeBodyFactory, UserFactory, roles
+from tests.factories import ExchangeBodyFactory, UserFactory, ingest, roles
 
 # Shown on the review page (after a purpose), nowhere else.
 SHOWN = {
@@ -222,10 +222,6 @@ def ai_sdk_body(name: str = "rv-aisdk") -> dict[str, Any]:
     }
     user = {"id": "u1", "role": "user", "parts": [{"type": "text", "text": "Hello"}]}
     return _body(name, "ai-sdk.ui", {"messages": [user]}, response)
-
-
-def ingest(body: dict[str, Any]) -> Conversation:
-    return ConversationFactory(body=body)
 
 
 @dataclass

@@ -375,6 +375,8 @@ def test_a_rule_with_alerts_is_disabled_and_deleted_from_the_admin(
     client.force_login(user)
     r = rule_save(rule=rule(emails="oncall@example.com"))
     queued(r, "email", "oncall@example.com")
+    enabled = AlertRule.objects.filter(enabled=True).count()  # r, and the rules that ship
+    assert signals_tick().evaluated == enabled
     page = client.post(
         "/admin/conversations/alertrule/",
         {"action": "disable_rules", "_selected_action": [r.pk]},
@@ -382,6 +384,8 @@ def test_a_rule_with_alerts_is_disabled_and_deleted_from_the_admin(
     assert page.status_code == 302
     r.refresh_from_db()
     assert not r.enabled
+    # The tick evaluates the rules left enabled, not the disabled one.
+    assert signals_tick().evaluated == enabled - 1
     confirm = client.get(f"/admin/conversations/alertrule/{r.pk}/delete/")
     assert confirm.status_code == 200
     gone = client.post(f"/admin/conversations/alertrule/{r.pk}/delete/", {"post": "yes"})
@@ -395,5 +399,6 @@ def test_a_rule_with_alerts_is_disabled_and_deleted_from_the_admin(
     )
     assert codes[0] == {"change": "deleted", "rule": r.pk}
     assert codes[1]["enabled"] is False
-    assert signals_tick().evaluated >= 0
+    # Nor the deleted one.
+    assert signals_tick().evaluated == enabled - 1
     assert client.get("/admin/conversations/alertrule/").status_code == 200

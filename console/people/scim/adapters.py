@@ -7,8 +7,10 @@ from typing import Any
 from urllib.parse import urljoin
 
 from django.contrib.auth import get_user_model
+from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
+from django_scim import exceptions as scim_errors
 from django_scim.adapters import SCIMGroup, SCIMUser
 
 from ..models import DirectoryGroup
@@ -142,6 +144,11 @@ class UserAdapter(SCIMUser):
                 person_update(user=user, data=data, actor=actor_of(self.request))
         except PeopleError as exc:
             raise from_people_error(exc) from exc
+        except IntegrityError:
+            # Never the database's text (it names constraints and values): what clashed, in SCIM.
+            raise scim_errors.IntegrityError(
+                f"the userName {data.username!r} is taken", scim_type="uniqueness"
+            ) from None
         self._reload(user.pk)
 
     def handle_operations(self, operations: Any) -> None:
@@ -252,6 +259,10 @@ class GroupAdapter(SCIMGroup):
                 )
         except PeopleError as exc:
             raise from_people_error(exc) from exc
+        except IntegrityError:
+            raise scim_errors.IntegrityError(
+                f"the group {state['displayName']!r} exists already", scim_type="uniqueness"
+            ) from None
         self.obj = DirectoryGroup.objects.prefetch_related("members__person").get(pk=self.obj.pk)
 
     def handle_operations(self, operations: Any) -> None:

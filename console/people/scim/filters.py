@@ -21,10 +21,25 @@ USER_URN = "urn:ietf:params:scim:schemas:core:2.0:User"
 GROUP_URN = "urn:ietf:params:scim:schemas:core:2.0:Group"
 
 
+# Parentheses and brackets nest at most this deep: the parser and its SQL transpiler recurse
+# once per level (500 levels was a RecursionError, and a 500).
+MAX_FILTER_DEPTH = 16
+
+
 def _check(filter_query: Any) -> None:
-    """A filter PostgreSQL can take as parameters (django-scim2 answers ValueError with a 400)."""
+    """A filter PostgreSQL can take as parameters, nested within ``MAX_FILTER_DEPTH`` (django-scim2
+    answers ValueError with a 400)."""
     if not isinstance(filter_query, str) or "\x00" in filter_query or len(filter_query) > 2000:
         raise ValueError("a filter is a string of at most 2000 characters, without NUL")
+    depth = deepest = 0
+    for character in filter_query:
+        if character in "([":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif character in ")]":
+            depth -= 1
+    if deepest > MAX_FILTER_DEPTH:
+        raise ValueError(f"a filter nests at most {MAX_FILTER_DEPTH} levels of parentheses")
 
 
 def _with_urn(attr_map: dict[tuple[str, str | None, str | None], str], urn: str) -> dict[Any, str]:

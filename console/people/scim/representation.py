@@ -36,7 +36,8 @@ def from_people_error(exc: PeopleError) -> scim_errors.SCIMException:
 
 class Shape:
     """What a resource type keeps: its attributes (canonical spelling), which are complex
-    (with their sub-attributes), multi-valued, required, read-only."""
+    (with their sub-attributes), multi-valued (and how many values each may hold), required,
+    read-only."""
 
     def __init__(
         self,
@@ -46,14 +47,23 @@ class Shape:
         multi: frozenset[str],
         required: frozenset[str],
         read_only: frozenset[str],
+        most: dict[str, int] | None = None,
     ) -> None:
         self.simple = simple
         self.complex = complex_
         self.multi = multi
+        self.most = most or {}
         self.required = required
         self.read_only = read_only
         names = [*simple, *complex_, *read_only]
         self.canonical = {name.lower(): name for name in names}
+
+    def bounded(self, attr: str, items: list[Any], at: str) -> list[Any]:
+        """``items``, refused when ``attr`` may hold fewer values."""
+        most = self.most.get(attr)
+        if most is not None and len(items) > most:
+            raise bad(f"{at} holds {len(items)} values; at most {most}")
+        return items
 
     def name(self, raw: str) -> str | None:
         return self.canonical.get(_URN_PREFIX.sub("", raw).lower())
@@ -73,7 +83,7 @@ class Shape:
             return _text(value, at) if isinstance(value, str) else value
         subs = self.complex[attr]
         if attr in self.multi:
-            items = value if isinstance(value, list) else [value]
+            items = self.bounded(attr, value if isinstance(value, list) else [value], at)
             cleaned = [
                 self._clean_item(attr, subs, item, f"{at}[{i}]") for i, item in enumerate(items)
             ]
@@ -214,6 +224,7 @@ def _apply(shape: Shape, state: dict[str, Any], op: str, path: str, value: Any) 
                     {**item, "primary": False} if "primary" in item else item for item in items
                 ]
             items += [item for item in new if item not in items]
+        shape.bounded(attr, items, attr)
         if sum(1 for item in items if item.get("primary") is True) > 1:
             raise bad(f"{attr}: at most one value may be primary")
         state[attr] = items or None
@@ -310,6 +321,8 @@ USER_SHAPE = Shape(
     multi=frozenset({"emails"}),
     required=frozenset({"userName", "active"}),
     read_only=frozenset({"id", "meta", "groups", "schemas"}),
+    # A person's addresses: identity providers send one to three; 50,000 were once kept.
+    most={"emails": 20},
 )
 
 GROUP_SHAPE = Shape(

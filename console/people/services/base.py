@@ -9,16 +9,17 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
-from django.contrib.auth.validators import UnicodeUsernameValidator
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
+from django.db import connection
+from django.db.models import Q
 
 from conversations.sharing.services import share_links_revoke_for_user
 
 from ..models import Person, PersonSession
+from ..names import UsernameRefused, username_claim
 from ..roles import ROLE_NAMES
 
-USERNAME_MAX = 150
 NAME_MAX = 150
 
 
@@ -39,28 +40,13 @@ def person_of(user: Any) -> Person:
     return person
 
 
-def check_username(username: str) -> str:
-    username = username.strip() if isinstance(username, str) else ""
-    if not username:
-        raise PeopleError("a user name is required", field="username")
-    if len(username) > USERNAME_MAX:
-        raise PeopleError(f"a user name has at most {USERNAME_MAX} characters", field="username")
+def claim_username(raw: Any, *, exclude: int | None = None, field: str = "username") -> str:
+    """``names.username_claim`` (the one check of every way an account is made or renamed), its
+    refusal as a ``PeopleError`` on ``field`` (a conflict when the name is another account's)."""
     try:
-        UnicodeUsernameValidator()(username)
-    except ValidationError:
-        raise PeopleError(
-            "a user name may hold letters, digits and @ . + - _ only", field="username"
-        ) from None
-    return username
-
-
-def username_taken(username: str, *, exclude: int | None = None) -> bool:
-    """User names compare without case (SCIM's userName is case-insensitive; two accounts that
-    differ only by case would confuse everyone who reads the audit log)."""
-    users = get_user_model().objects.filter(username__iexact=username)
-    if exclude is not None:
-        users = users.exclude(pk=exclude)
-    return users.exists()
+        return username_claim(raw, exclude=exclude)
+    except UsernameRefused as exc:
+        raise PeopleError(exc.detail, field=field, conflict=exc.taken) from None
 
 
 def check_email(email: str) -> str:
@@ -104,6 +90,29 @@ def after_access_lost(*, user: Any) -> int:
     longer than its creator's access."""
     share_links_revoke_for_user(user=user, reason="creator lost access")
     return sessions_end(user=user)
+
+
+def keep_an_administrator(*, losing: Any) -> None:
+    """Refuse a change that would leave the console without an active administrator (a
+    superuser, or someone of the ``admin`` role) once ``losing`` is no longer one.
+
+    Two admins demoting each other at the same moment must not both succeed: each would read the
+    other still in place. So the decision is taken under one transaction-level advisory lock,
+    held until the change commits: the second change waits for the first and then sees it."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtext('console.administrators'))")
+    others = (
+        get_user_model()
+        .objects.filter(is_active=True)
+        .filter(Q(is_superuser=True) | Q(groups__name="admin"))
+        .exclude(pk=losing.pk)
+    )
+    if not others.exists():
+        raise PeopleError(
+            f"{losing.username} is the last active administrator: give someone else the admin "
+            "role first",
+            field="roles",
+        )
 
 
 def user_ids(users: Iterable[Any]) -> list[int]:

@@ -14,16 +14,15 @@ from django.utils import timezone
 import audit
 
 from ..models import DirectoryGroup, Person
+from ..names import USERNAME_MAX
 from ..roles import roles_for_groups, set_roles
 from .base import (
     NAME_MAX,
-    USERNAME_MAX,
     PeopleError,
     after_access_lost,
     check_email,
-    check_username,
+    claim_username,
     user_ids,
-    username_taken,
 )
 
 
@@ -41,11 +40,7 @@ class Directory:
 
 
 def _check_directory(data: Directory, *, exclude: int | None = None) -> None:
-    data.username = check_username(data.username)
-    if username_taken(data.username, exclude=exclude):
-        raise PeopleError(
-            f"the userName {data.username!r} is taken", field="userName", conflict=True
-        )
+    data.username = claim_username(data.username, exclude=exclude, field="userName")
     data.email = check_email(data.email)
 
 
@@ -91,7 +86,10 @@ def person_provision(*, data: Directory, actor: Any) -> Any:
 @transaction.atomic
 def person_update(*, user: Any, data: Directory, actor: Any) -> list[str]:
     """A SCIM ``PUT`` or ``PATCH`` of a user: one row naming the fields that changed. Turning
-    ``active`` off ends every session at once (counted in the same row). Returns the fields."""
+    ``active`` off ends every session at once (counted in the same row) and takes every role:
+    an account reactivated later has the roles its directory groups give *then* (its groups may
+    have changed meanwhile, and a group change skips inactive members), never the ones it had.
+    Returns the fields."""
     person = Person.objects.select_for_update().get(user=user)
     _check_directory(data, exclude=user.pk)
     fields: list[str] = []
@@ -121,8 +119,14 @@ def person_update(*, user: Any, data: Directory, actor: Any) -> list[str]:
         person_fields.append("attributes")
     person.save()
     fields += person_fields
-    if "active" in fields and not data.active:
-        ended = after_access_lost(user=user)
+    roles: list[str] | None = None
+    if "active" in fields:
+        before, after = set_roles(user, _directory_roles(user) if data.active else ())
+        if before != after:
+            fields.append("roles")
+            roles = sorted(after)
+        if not data.active:
+            ended = after_access_lost(user=user)
     if fields:
         audit.record(
             "person.updated",
@@ -131,6 +135,7 @@ def person_update(*, user: Any, data: Directory, actor: Any) -> list[str]:
             fields=fields,
             active=user.is_active,
             sessions_ended=ended,
+            roles=roles,
             via="scim",
         )
     return fields

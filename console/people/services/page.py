@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 
 import audit
+from conversations.permissions import is_console_admin
 
 from ..models import Person
 from ..roles import roles_of, set_roles
@@ -20,9 +21,9 @@ from .base import (
     after_access_lost,
     check_email,
     check_roles,
-    check_username,
+    claim_username,
+    keep_an_administrator,
     person_of,
-    username_taken,
 )
 
 
@@ -43,9 +44,7 @@ def person_invite(
             "local passwords are turned off (LOCAL_PASSWORDS=false): people sign in through "
             "the identity provider"
         )
-    username = check_username(username)
-    if username_taken(username):
-        raise PeopleError(f"the user name {username!r} is taken", field="username", conflict=True)
+    username = claim_username(username)
     email = check_email(email)
     wanted = check_roles(roles)
     user = get_user_model().objects.create_user(
@@ -62,12 +61,21 @@ def person_invite(
     return user
 
 
+def _check_reach(*, user: Any, actor: Any) -> None:
+    """The admin role manages people, not the superusers above it: only a superuser changes a
+    superuser."""
+    if user.is_superuser and not getattr(actor, "is_superuser", False):
+        raise PeopleError(f"{user.username} is a superuser: only a superuser can change them")
+
+
 @transaction.atomic
 def person_roles_set(*, user: Any, roles: Iterable[str], actor: Any) -> bool:
     """An admin sets a local person's roles. A person from the identity provider has the roles
     its groups give (re-read at every sign-in and at every SCIM change): refused here, so a
-    change made on this page is never silently undone at the next sign-in."""
+    change made on this page is never silently undone at the next sign-in. Taking the admin
+    role from the last administrator is refused (``keep_an_administrator``)."""
     wanted = check_roles(roles)
+    _check_reach(user=user, actor=actor)
     person = person_of(user)
     if person.source != Person.Source.LOCAL:
         raise PeopleError(
@@ -81,6 +89,8 @@ def person_roles_set(*, user: Any, roles: Iterable[str], actor: Any) -> bool:
         and "admin" in roles_of(user)
     ):
         raise PeopleError("you cannot take the admin role from yourself", field="roles")
+    if "admin" not in wanted and "admin" in roles_of(user):
+        keep_an_administrator(losing=user)
     before, after = set_roles(user, wanted)
     if before == after:
         return False
@@ -98,12 +108,16 @@ def person_roles_set(*, user: Any, roles: Iterable[str], actor: Any) -> bool:
 @transaction.atomic
 def person_deactivate(*, user: Any, actor: Any, reason: str = "", via: str = "page") -> int:
     """The person cannot sign in any more and every session they hold ends now. Returns the
-    number of sessions ended."""
+    number of sessions ended. Refused for a superuser unless a superuser asks, and for the last
+    active administrator."""
     if via == "page" and user.pk == getattr(actor, "pk", None):
         raise PeopleError("you cannot deactivate yourself")
+    _check_reach(user=user, actor=actor)
     person = person_of(user)
     if not user.is_active:
         return 0
+    if is_console_admin(user):
+        keep_an_administrator(losing=user)
     user.is_active = False
     user.save(update_fields=["is_active"])
     person.deactivated_at = timezone.now()

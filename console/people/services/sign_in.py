@@ -11,8 +11,9 @@ from django.db import transaction
 import audit
 
 from ..models import Person
+from ..names import USERNAME_MAX, UsernameRefused, username_clean, username_holder
 from ..roles import roles_for_groups, set_roles
-from .base import NAME_MAX, USERNAME_MAX, username_taken
+from .base import NAME_MAX
 
 
 class SignInRefused(Exception):
@@ -34,10 +35,14 @@ class Claims:
 
 
 def _claimed_username(claims: Claims) -> str:
-    # Not every provider's names fit Django's user names (spaces, other signs): keep what fits.
+    # Not every provider's names fit Django's user names (spaces, other signs): keep what fits,
+    # in the form every user name is stored in (names.username_clean).
     raw = claims.username or claims.email or claims.subject
     kept = "".join(ch for ch in raw if ch.isalnum() or ch in "@.+-_")[:USERNAME_MAX]
-    return kept or f"sso-{claims.subject}"[:USERNAME_MAX]
+    try:
+        return username_clean(kept)
+    except UsernameRefused:
+        return f"sso-{claims.subject}"[:USERNAME_MAX]
 
 
 @transaction.atomic
@@ -47,8 +52,10 @@ def person_sign_in(*, claims: Claims) -> Any:
     are set from the provider's groups every time. One audit row: ``person.provisioned`` for a
     new account (its roles in it), ``person.roles_changed`` when the groups moved it.
 
-    Refused (``SignInRefused``): a deactivated or deleted account, and a user name that belongs
-    to a local account (an admin must decide; the provider cannot take it over)."""
+    Refused (``SignInRefused``): a deactivated or deleted account (a subject the directory deleted
+    never signs in again, even when an account of its name was provisioned since), and a user
+    name that belongs to another account by its key (``names.py``: case and compatibility forms
+    do not count; an admin must decide, the provider cannot take it over)."""
     User = get_user_model()
     wanted = roles_for_groups(claims.groups)
     person = (
@@ -59,31 +66,34 @@ def person_sign_in(*, claims: Claims) -> Any:
     )
     username = _claimed_username(claims)
     if person is None:
+        if Person.objects.filter(oidc_issuer=claims.issuer, oidc_subject=claims.subject).exists():
+            raise SignInRefused(
+                "This account was removed by your organisation's directory. Ask an administrator."
+            )
+        holder = username_holder(username)  # the name's key, locked until this commits
         candidate = (
             Person.objects.select_for_update()
             .select_related("user")
             .filter(
+                user=holder,
                 source=Person.Source.SCIM,
                 oidc_subject="",
                 deleted_at__isnull=True,
-                user__username__iexact=username,
             )
             .first()
+            if holder is not None
+            else None
         )
         if candidate is not None:
             person = candidate
             person.oidc_issuer, person.oidc_subject = claims.issuer, claims.subject
             person.save(update_fields=["oidc_issuer", "oidc_subject", "updated_at"])
-    if person is None:
-        if Person.objects.filter(oidc_issuer=claims.issuer, oidc_subject=claims.subject).exists():
+        elif holder is not None:
             raise SignInRefused(
-                "This account was removed by your organisation's directory. Ask an administrator."
-            )
-        if username_taken(username):
-            raise SignInRefused(
-                f"An account named {username} exists already and is not linked to your "
+                f"An account named {holder.username} exists already and is not linked to your "
                 "identity provider. Ask an administrator."
             )
+    if person is None:
         user = User.objects.create_user(
             username,
             email=claims.email[:254],

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...blocks import BlockClass
+from ..live import split_inline
 from ..profile import (
     ANY,
     ANY_VALUE,
@@ -172,13 +173,9 @@ def _split(message: Any) -> tuple[int, int]:
     content = message.get("content")
     other = 0
     if isinstance(content, str):
-        stripped = content.lstrip()
-        if stripped.startswith(INLINE.open):
-            end = stripped.find(INLINE.close)
-            cut = len(stripped) if end < 0 else end + len(INLINE.close)
-            reasoning += cut
-            stripped = stripped[cut:]
-        other += len(stripped)
+        span, visible = split_inline(content, INLINE)
+        reasoning += span or 0
+        other += len(visible.lstrip()) if span is None else len(visible)
     for part in content if isinstance(content, list) else ():
         if isinstance(part, dict) and part.get("type") == "text":
             other += len(part["text"]) if isinstance(part.get("text"), str) else 0

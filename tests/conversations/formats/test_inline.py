@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 
 import pytest
 from hypothesis import given, settings
@@ -29,7 +30,11 @@ RULE = Inline(block_types=frozenset({"content"}))
         ("Answer <think>not first</think>", (None, "Answer <think>not first</think>")),
         ("  <thin", (5, "")),
         ("  ", (None, "  ")),
-        ("<think >spaced tag", (None, "<think >spaced tag")),
+        ("<think >spaced tag", (18, "")),  # an element HTML reads as <think>
+        ("<THINK>plan</THINK>Answer", (19, "Answer")),
+        ('<think reason="x">plan</think >Answer', (31, "Answer")),
+        ("<thinking>not the tag</thinking>", (None, "<thinking>not the tag</thinking>")),
+        ("<Think a=1", (10, "")),
         ("", (None, "")),
     ],
 )
@@ -38,7 +43,12 @@ def test_split_inline(text: str, expected: tuple[int | None, str]) -> None:
 
 
 _TEXT = st.lists(
-    st.sampled_from(["<think>", "</think>", "<th", "ink>", "</", "think", ">", " ", "\n", "a"]),
+    st.sampled_from(
+        [
+            *["<think>", "</think>", "<th", "ink>", "</", "think", ">", " ", "\n", "a"],
+            *["<THINK>", "</Think>", '<think a="1">', "</think >", "<think ", "/", "TH", "K"],
+        ]
+    ),
     max_size=14,
 ).map("".join)
 
@@ -60,7 +70,7 @@ def test_piece_by_piece_is_the_whole_read(text: str, cuts: list[int]) -> None:
     assert "".join(visible) == expected
     if span is None:
         assert hidden == 0
-    elif text.lstrip(" \t\n\r").startswith("<think>"):
+    elif re.match(r"[ \t\n\r]*<think(?:[ \t\n\r/][^>]*)?>", text, re.IGNORECASE):
         # Every character up to the closing tag was counted (the tags included), none after.
         assert hidden == span
 
