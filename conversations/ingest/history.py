@@ -440,6 +440,7 @@ def _conformance(
     if (
         plan.rewritten_at is None
         and parsed.history_is_full
+        and plan.branched_at != 0  # a new thread keeps nothing of the path it leaves
         and before is not None
         and before.format == fmt
         and before.prefix

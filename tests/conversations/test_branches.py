@@ -319,3 +319,56 @@ def test_the_subject_access_package_carries_every_branch(api: APIClient) -> None
     (other,) = transcript.branches
     assert other.where == "regenerated at message 4"
     assert [t for turn in other.turns for t in turn.text] == ["MARK-FIRST-BRANCH"]
+
+
+@pytest.mark.django_db
+def test_sub_agents_in_one_conversation_each_keep_a_thread(api: APIClient) -> None:
+    """An agent framework's planner and executor post under one conversation: each call starts
+    or continues its own thread (another system prompt, other tools), none a rewrite."""
+
+    def chat(messages: list[Any], tools: list[str], reply: str) -> dict[str, Any]:
+        body = {
+            "conversation": "agents",
+            "customer": "cus-b",
+            "format": "openai.chat",
+            "request": json.dumps(
+                {
+                    "model": "gpt-5.5",
+                    "messages": messages,
+                    "tools": [{"type": "function", "function": {"name": t}} for t in tools],
+                }
+            ),
+            "response": json.dumps(
+                {
+                    "id": "c",
+                    "object": "chat.completion",
+                    "model": "gpt-5.5",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": reply},
+                        }
+                    ],
+                }
+            ),
+        }
+        answer = post_json(api, URL, body)
+        assert answer.status_code == 201, answer.content
+        return answer.json()
+
+    plan = [{"role": "system", "content": "You plan."}, user("Add 2 and 3.")]
+    work = [{"role": "system", "content": "You compute."}, user("Step 1: add.")]
+    chat(plan, ["plan"], "Step 1: add.")
+    thread = chat(work, ["add"], "5")
+    assert (thread["branch"], thread["branched_at"]) == (RESTARTED, 0)
+    chat([*plan, said_chat("Step 1: add."), user("Done: 5.")], ["plan"], "The answer is 5.")
+    chat([*work, said_chat("5"), user("Step 2: check.")], ["add"], "Checked.")
+    exchanges = Exchange.objects.filter(conversation__external_id="agents")
+    assert [(e.history_rewritten, e.rewrite_kind) for e in exchanges.order_by("ordinal")] == [
+        (False, "")
+    ] * 4
+
+
+def said_chat(text: str) -> dict[str, Any]:
+    return {"role": "assistant", "content": text}
