@@ -27,7 +27,7 @@ Get a corpus: check out a project at a commit and point ``--corpus`` at the fold
 cassettes (pydantic/pydantic-ai ``tests/models/cassettes``, traceloop/openllmetry
 ``packages/*/tests/**/cassettes``, Arize-ai/openinference, crewAIInc/crewAI
 ``lib/crewai/tests/cassettes``, Mirascope/mirascope ``python/tests``); the figures of the last
-run are in bench/README.md.
+run are in docs/formats.md ("Real traffic").
 """
 
 from __future__ import annotations
