@@ -214,7 +214,6 @@ def exchange_plan(
         if parent is not None and parent not in tree.tips():
             # An earlier response continued again: the path leaves the one that went on.
             branch, branched_at = RESTARTED, len(reference)
-        k = len(reference)
         start = 0  # every item of the request is new
     else:
         matcher = _Matcher(fmt, history, conversation.messages)
