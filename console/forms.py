@@ -90,9 +90,13 @@ class ConversationFilterForm(forms.Form):
     # Not filters: the cursors and the search box (its kind is audited as "match").
     NOT_FILTERS = frozenset({"q", "after", "before", "start", "match"})
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, conformance: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         from conversations.models import STATUS_CHOICES
+
+        if not conformance:
+            # "History rewritten" is the backend's conformance: a console admin's filter only.
+            self._choice("flags").choices = [(k, v) for k, v in FLAGS.items() if k != "rewritten"]
         from conversations.workspace.search import KINDS
 
         self._choice("status").choices = [("", "any"), *STATUS_CHOICES]

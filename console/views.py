@@ -32,6 +32,7 @@ from conversations.models import ReviewGrant
 from conversations.permissions import (
     can_read_conversations,
     is_compliance,
+    is_console_admin,
     require_compliance,
     require_reader,
 )
@@ -81,10 +82,12 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("audit-log")  # compliance staff start at the audit log
     if not can_read_conversations(request.user) and not is_compliance(request.user):
         return no_role(request)  # signed in (e.g. through the provider) with no role yet
-    form = ConversationFilterForm(request.GET)
+    conformance = is_console_admin(request.user)  # the "rewritten" flag: admins only
+    form = ConversationFilterForm(request.GET, conformance=conformance)
     partial = _partial(request)
     template = "console/_results.html" if partial else "console/home.html"
-    context: dict[str, Any] = {"form": form, "rows": [], "flags": FLAGS, "kinds": KIND_LABELS}
+    context: dict[str, Any] = {"form": form, "rows": [], "flags": FLAGS, "kinds": KIND_LABELS,
+                               "conformance": conformance}  # fmt: skip
     # The filters stay open while one is set (the search box alone keeps them folded).
     context["filtered"] = any(name not in form.NOT_FILTERS for name in form.changed_data)
     if not form.is_valid():
@@ -138,7 +141,16 @@ def home(request: HttpRequest) -> HttpResponse:
 
 @login_required
 def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
-    view = conversation_read(user=request.user, id=pk)
+    # ?exchange=<id>: the path of that exchange (another branch of the conversation).
+    exchange = request.GET.get("exchange")
+    if exchange is not None and not (exchange.isascii() and exchange.isdigit()
+                                     and 0 < int(exchange) < 2**63):  # fmt: skip
+        return HttpResponse(
+            "exchange must be an exchange id", status=400, content_type="text/plain"
+        )
+    view = conversation_read(
+        user=request.user, id=pk, exchange=int(exchange) if exchange is not None else None
+    )
     customer = view.customer
     # The customer panel's open deletion requests (retention's, which conversations never reads):
     # by the customer's keyed hash or one of the conversations the panel lists.
@@ -172,6 +184,9 @@ def conversation_detail(request: HttpRequest, pk: int) -> HttpResponse:
             "can_ask_review": view.can_ask_review,
             "review_request": view.review_request,
             "review_purposes": ReviewGrant.Purpose.choices,
+            "branch_links": view.branch_links,
+            # The backend's conformance (a rewritten history, its price): admins only.
+            "conformance": view.conformance,
         },
     )
 

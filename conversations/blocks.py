@@ -177,6 +177,9 @@ class Params:
     # The request's own settings: every top-level member but the history (system prompt, tools,
     # sampling...). Kept encrypted with the exchange, never projected.
     request_settings: dict[str, Any] = field(default_factory=dict)
+    # The stored response a request without its history goes on from (OpenAI
+    # ``previous_response_id``): the path it continues (``branches.py``).
+    previous_response_id: str | None = None
 
 
 @dataclass(slots=True)

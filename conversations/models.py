@@ -199,6 +199,18 @@ class Exchange(models.Model):
     input_transformations = models.JSONField(default=list, blank=True, db_default=[])
     # The reasoning tokens were estimated (the provider counts them inside output_tokens).
     reasoning_estimated = models.BooleanField(default=False, db_default=False)
+    # The exchange's path through the conversation's messages (DESIGN section 20,
+    # conversations/branches.py): the history it sent, as stored messages, then its answer. Kept
+    # as a step from another exchange's path: the first ``path_kept`` messages of exchange
+    # ``path_parent``'s path, then the messages numbered ``path_added``. ``branch`` (regenerated,
+    # edited, restarted) when it left its parent's path at message ``branched_at`` (from 0).
+    path_parent = models.PositiveIntegerField(
+        null=True, blank=True, help_text="the ordinal of the exchange whose path this one follows"
+    )
+    path_kept = models.PositiveIntegerField(default=0, db_default=0)
+    path_added = ArrayField(models.PositiveIntegerField(), default=list, blank=True, db_default=[])
+    branch = models.CharField(max_length=20, blank=True, default="", db_default="")
+    branched_at = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -249,7 +261,8 @@ class Message(models.Model):
         default=list,
         blank=True,
         help_text="canonical hashes of the provider's other byte forms of this message (a "
-        "Responses item's output_item.done form): a resend of one is unmodified",
+        "Responses item's output_item.done form), then their prompt hashes: a resend of one is "
+        "unmodified",
     )
     prompt_sha256 = models.CharField(
         max_length=64,

@@ -18,7 +18,7 @@ it and renders; a test pins its query count.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from django.db import transaction
@@ -51,8 +51,10 @@ from .reviews import review_alerts_recent, review_grant_live, review_grants_rece
 from .reviews.access import review_access_mine
 from .reviews.grants import is_reviewer
 from .selectors import (
+    BranchLink,
     ConversationPage,
     ListFilters,
+    NoSuchExchange,
     PreviewMessage,
     RowExtra,
     conversation_count,
@@ -122,6 +124,11 @@ class ConversationView:
     # A reviewer without a live grant may ask for one (reviews/access.py); their latest request.
     can_ask_review: bool = False
     review_request: ReviewAccessRequest | None = None
+    # Where the path shown branched, each with the turn it links to (conversations/branches.py).
+    branch_links: list[BranchLink] = field(default_factory=list)
+    # The viewer is a console admin: the backend's conformance is shown (a rewritten history
+    # and its price, changes the model does not see). Never to anyone else (DESIGN section 20).
+    conformance: bool = False
 
 
 def _prices(exchanges: list[Exchange]) -> dict[str, ModelPrice]:
@@ -202,21 +209,41 @@ def conversation_list_read(
     )
 
 
+def _page_or_404(conversation: Conversation, user: Any, exchange: int | None) -> ConversationPage:
+    try:
+        return conversation_page(
+            conversation,
+            can_see_restricted=user.has_perm("conversations.view_restricted_fields"),
+            exchange=exchange,
+        )
+    except NoSuchExchange:
+        raise Http404("no such exchange in this conversation") from None
+
+
 @transaction.atomic
-def conversation_read(*, user: Any, id: int) -> ConversationView:
+def conversation_read(*, user: Any, id: int, exchange: int | None = None) -> ConversationView:
     """A conversation's page: its messages, trail, exchanges and events, as ``user`` may see
     them, and whether ``user`` holds a live review grant on it. The timeline (turns, joined tool
-    calls, exchange summaries, events in sentences) is built from the same rows: no query."""
+    calls, exchange summaries, events in sentences) is built from the same rows: no query.
+
+    The path shown is the latest (the one the customer saw last), or exchange ``exchange``'s (an
+    id: another branch, 404 when the conversation has no such exchange); the view says where it
+    branched, each point linked to its turn."""
     require_reader(user)
     conversation = access_conversation(user, id)
-    page = conversation_page(
-        conversation, can_see_restricted=user.has_perm("conversations.view_restricted_fields")
-    )
+    page = _page_or_404(conversation, user, exchange)
+    conformance = is_console_admin(user)
     can_review = review_grant_live(user=user, conversation_id=conversation.pk) is not None
     can_ask = not can_review and is_reviewer(user)
     asked = review_access_mine(user=user, conversation_id=conversation.pk) if can_ask else None
-    timeline = build_timeline(page)
+    timeline = build_timeline(page, conformance=conformance)
     annotate(timeline.calls.values(), note_templates())
+    branch_links = [
+        replace(
+            link, anchor="" if link.sequence is None else timeline.turn_of.get(link.sequence, "")
+        )
+        for link in (page.path.links if page.path is not None else [])
+    ]
     links = share_links_of(conversation)
     waterfall = build_waterfall(page, timeline, _prices(page.exchanges))
     others = list(
@@ -243,6 +270,8 @@ def conversation_read(*, user: Any, id: int) -> ConversationView:
         customer=customer,
         can_ask_review=can_ask,
         review_request=asked,
+        branch_links=branch_links,
+        conformance=conformance,
     )
 
 
@@ -260,8 +289,12 @@ def tool_call_read(*, user: Any, id: int, call: str) -> ToolCallView:
     conversation does not have (its key is "<message sequence>-<block position>")."""
     require_reader(user)
     conversation = access_conversation(user, id)
+    sequence = call.split("-", 1)[0]
+    # The path that goes through the call's message (the latest such): any branch's call opens.
     page = conversation_page(
-        conversation, can_see_restricted=user.has_perm("conversations.view_restricted_fields")
+        conversation,
+        can_see_restricted=user.has_perm("conversations.view_restricted_fields"),
+        holding=int(sequence) if sequence.isascii() and sequence.isdigit() else None,
     )
     found = build_timeline(page).calls.get(call)
     if found is None:

@@ -30,7 +30,7 @@ def prompt_sha256(raw: str, fmt: str) -> str:
     found = profile(fmt)
     value = match_form(fmt, json.loads(raw))
     if found is not None:
-        value = prompt_form(found.unseen, value)
+        value = prompt_form(found.unseen, value, found.shorthand)
     canonical = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 

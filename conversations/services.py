@@ -94,6 +94,8 @@ def conversation_ingest_exchange(
                 "sequences": stored.sequences,
                 "history_rewritten": stored.rewritten_at is not None,
                 "rewritten_at": stored.rewritten_at,
+                "branch": stored.branch,
+                "branched_at": stored.branched_at,
             }
             if idempotency_key is not None and token is not None:
                 IdempotencyKey.objects.create(

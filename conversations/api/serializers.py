@@ -61,10 +61,20 @@ class ExchangeOutputSerializer(serializers.Serializer):
         "what was stored is not added again)",
     )
     history_rewritten = serializers.BooleanField(
-        help_text="the history sent differs from what was stored (replay keeps the first)"
+        help_text="the history sent changed what the path it continues holds (a message of the "
+        "model's edited or dropped, messages reordered): the model sees another history than "
+        "the one it produced"
     )
     rewritten_at = serializers.IntegerField(
         allow_null=True, help_text="the first differing position of the history, or null"
+    )
+    branch = serializers.CharField(
+        help_text='the branch this exchange started, or "": `regenerated` (the same history '
+        "without its answer), `edited` (the customer's message replaced), `restarted` "
+        "(another message the model did not write); not a rewrite"
+    )
+    branched_at = serializers.IntegerField(
+        allow_null=True, help_text="where the branch left the previous path (from 0), or null"
     )
 
 

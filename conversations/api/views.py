@@ -25,6 +25,7 @@ from ..ingest.guards import Refused
 from ..models import ServiceToken
 from ..replay import envelope
 from ..selectors import (
+    NoSuchExchange,
     conversation_by_external_id,
     conversation_format,
     conversation_message_raws,
@@ -219,24 +220,43 @@ class ConversationMessagesApi(APIView):
                 "tool loop kept unmodified; conversations/continuation.py). The body then ends "
                 'with `"left_out":{"elements":n,"bytes":n}`, also in the headers '
                 "`Left-Out-Elements` and `Left-Out-Bytes`.",
-            )
+            ),
+            OpenApiParameter(
+                "exchange",
+                int,
+                OpenApiParameter.QUERY,
+                description="A conversation that branched (a regenerated answer, an edited "
+                "message: conversations/branches.py) holds several paths. Without this "
+                "parameter the replay is the latest exchange's path (its history and answer); "
+                "with it, the path of that exchange (its id, as `POST /api/v1/exchanges` "
+                "returned it). `404 not_found` for an exchange of another conversation.",
+            ),
         ],
         summary="Replay a conversation byte for byte",
     )
     def get(self, request: Request, conversation: str) -> HttpResponse:
-        check_query(request.query_params, frozenset({"for"}))
+        check_query(request.query_params, frozenset({"for", "exchange"}))
         purpose = request.query_params.get("for")
         if purpose not in (None, "continuation"):
             # A query parameter is in no body: no JSON path (as check_query's errors).
             raise ApiError("for must be continuation, or absent", code="invalid", field="for")
+        exchange = _exchange_id(request.query_params.get("exchange"))
         row = _conversation_or_404(conversation)
-        raws = conversation_message_raws(row)
+        try:
+            raws = conversation_message_raws(row, exchange=exchange)
+        except NoSuchExchange:
+            raise ApiError(
+                "no such exchange in this conversation",
+                code="not_found",
+                field="exchange",
+                status_code=404,
+            ) from None
         if purpose is None:
             return HttpResponse(envelope(raws), content_type="application/json")
         kept = continuation(
-            conversation_format(row),
+            conversation_format(row, exchange=exchange),
             raws,
-            model=conversation_model(row),
+            model=conversation_model(row, exchange=exchange),
             regime=_thinking_regime(),
         )
         response = HttpResponse(continuation_envelope(kept), content_type="application/json")
@@ -244,6 +264,15 @@ class ConversationMessagesApi(APIView):
         response["Left-Out-Elements"] = str(kept.left_out_elements)
         response["Left-Out-Bytes"] = str(kept.left_out_bytes)
         return response
+
+
+def _exchange_id(value: str | None) -> int | None:
+    """The ``exchange`` query parameter: an exchange id (a positive integer within a bigint)."""
+    if value is None:
+        return None
+    if not value.isascii() or not value.isdigit() or not 0 < int(value) < 2**63:
+        raise ApiError("exchange must be an exchange id", code="invalid", field="exchange")
+    return int(value)
 
 
 class ConversationEventCreateApi(APIView):

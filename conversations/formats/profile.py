@@ -56,6 +56,10 @@ from .hooks import mcp_words as mcp_words
 from .hooks import no_server_tool as no_server_tool
 from .hooks import quote_segment as quote_segment
 from .hooks import server_tool_words as server_tool_words
+from .unseen import ANY_VALUE as ANY_VALUE
+from .unseen import Shorthand as Shorthand
+from .unseen import Unseen as Unseen
+from .unseen import prompt_form as prompt_form
 
 
 class Finish(enum.StrEnum):
@@ -253,43 +257,6 @@ def keep_all(decide: Decide) -> Decide:
     return kept
 
 
-@dataclass(frozen=True, slots=True)
-class Unseen:
-    """A member of a message the provider never puts in the model's prompt: a history that
-    drops it (or sends it with another serialisation) is a change the model does not see, so it
-    is recorded, but raises no banner and no alert (DESIGN section 14). ``path`` addresses it
-    from the message object (``"*"``: every element of an array); it counts as unseen only with
-    the value ``value`` (an empty list, the default caller)."""
-
-    path: tuple[str, ...]
-    value: Any
-    why: str
-    citation: Citation
-
-
-def prompt_form(unseen: Sequence[Unseen], value: Any) -> Any:
-    """``value`` (a message object) without the members ``unseen`` names, where they have the
-    value named: what two messages must share for the model to see the same thing."""
-    for rule in unseen:
-        value = _without(value, rule.path, rule.value)
-    return value
-
-
-def _without(value: Any, path: tuple[str, ...], expected: Any) -> Any:
-    head, rest = path[0], path[1:]
-    if head == "*":
-        if not isinstance(value, list):
-            return value
-        return [_without(v, rest, expected) for v in value]
-    if not isinstance(value, dict) or head not in value:
-        return value
-    if not rest:
-        if value[head] != expected:
-            return value
-        return {k: v for k, v in value.items() if k != head}
-    return {**value, head: _without(value[head], rest, expected)}
-
-
 @dataclass(frozen=True)
 class Profile:
     format: str
@@ -302,8 +269,10 @@ class Profile:
     capture: Capture
     inline: Inline | None = None
     probe: Probe | None = None
-    # Members of a message the provider never puts in the prompt (``Unseen``).
+    # Members of a message the provider never puts in the prompt (``Unseen``), and the members
+    # it reads the same as a string or as one text part (``Shorthand``).
     unseen: tuple[Unseen, ...] = ()
+    shorthand: tuple[Shorthand, ...] = ()
     # The request members that come before the history in the model's prompt (system, tools):
     # a change of one is a change the model sees (``monitoring/rewrites.py``, kind ``settings``).
     prefix_settings: tuple[str, ...] = ()
@@ -376,6 +345,10 @@ class Profile:
             for r in self.continuation.rules
         ):
             out.append("continuation (a citation for every rule)")
+        cited = [(u.why, u.citation) for u in self.unseen]
+        cited += [(h.why, h.citation) for h in self.shorthand]
+        if any(not (why and c.url and c.quote and c.checked) for why, c in cited):
+            out.append("unseen (words and a citation for every member)")
         if (self.probe is not None or self.summary is not None) and self.transport is None:
             out.append("transport (its probe or summary fetch calls the provider)")
         if any(role not in CONSOLE_ROLES for role in self.roles.values()):

@@ -81,6 +81,12 @@ def iter_events(text: str) -> Iterator[Event]:
             has_data = True
         elif name == "event":
             event_type = value
+        elif name == "error":
+            # Not a field of the spec: some OpenAI-compatible servers end a stream that failed
+            # with an ``error:`` line (JSON or plain text). Read as an ``error`` event.
+            event_type = "error"
+            data.append(value)
+            has_data = True
         # `id`, `retry` and unknown fields carry nothing a transcript needs.
     if has_data:
         yield Event(event_type or "message", "\n".join(data), index, unterminated=True)

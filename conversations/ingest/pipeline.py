@@ -48,6 +48,8 @@ class Stored:
     exchange_id: int
     sequences: list[int]
     rewritten_at: int | None
+    branch: str = ""  # the branch it started (branches.py), and where
+    branched_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +148,8 @@ def _ingest_allowed(items: Sequence[Item]) -> BatchResult:
                 exchange_id,
                 list(range(p.first, p.first + len(p.plan.new_messages))),
                 p.plan.rewritten_at,
+                p.plan.branch,
+                p.plan.branched_at,
             )
             for p, exchange_id in zip(planned, exchange_ids, strict=True)
         ],

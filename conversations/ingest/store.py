@@ -30,9 +30,10 @@ from django.db.backends.utils import CursorWrapper
 from django.db.models import F
 from django.utils import timezone
 
+from ..branches import Node
 from ..models import Block, Conversation, Exchange, Message, Queue, UnknownBlockType
 from .body import ExchangeInput, queue_of
-from .history import ConversationState, Hashes, Planned
+from .history import ConversationState, ExchangeMeta, Hashes, Planned
 from .project import Projected, exchange_fields, message_role
 
 _MESSAGE_COLUMNS = (
@@ -95,16 +96,17 @@ _UPSERT_QUEUES = (
 # Queue names this process has seen committed: their rows exist, no need to ask again.
 _known_queues: set[str] = set()
 _STORED_MESSAGES = (
-    "SELECT m.conversation_id, m.id, m.sha256, m.canonical_sha256, m.alternate_sha256, "  # noqa: S608
-    f"m.prompt_sha256, m.superseded, e.format FROM {_MESSAGES} m "
-    f"JOIN {Exchange._meta.db_table} e ON e.id = m.exchange_id "
+    "SELECT m.conversation_id, m.id, m.sequence, m.sha256, m.canonical_sha256, "  # noqa: S608
+    "m.alternate_sha256, m.prompt_sha256, m.role, m.from_response, e.format "
+    f"FROM {_MESSAGES} m JOIN {Exchange._meta.db_table} e ON e.id = m.exchange_id "
     "WHERE m.conversation_id = ANY(%s) ORDER BY m.conversation_id, m.sequence"
 )
-# The latest exchange of each conversation: its format, prefix hash and cached tokens.
-_LAST_EXCHANGES = (
-    "SELECT DISTINCT ON (conversation_id) conversation_id, format, prefix_sha256, "  # noqa: S608
-    f"cache_read_tokens, cache_write_tokens FROM {Exchange._meta.db_table} "
-    "WHERE conversation_id = ANY(%s) ORDER BY conversation_id, ordinal DESC"
+# Every exchange's path (branches.py) and what conformance compares the next one with.
+_EXCHANGES = (
+    "SELECT conversation_id, ordinal, path_parent, path_kept, path_added, branch, "  # noqa: S608
+    "branched_at, format, prefix_sha256, cache_read_tokens, cache_write_tokens, response_id "
+    f"FROM {Exchange._meta.db_table} WHERE conversation_id = ANY(%s) "
+    "ORDER BY conversation_id, ordinal"
 )
 _TOOL_NAMES = (
     f"SELECT conversation_id, call_id, tool_name FROM {Block._meta.db_table} "  # noqa: S608
@@ -189,21 +191,36 @@ def lock_conversations(
         for (
             conversation_id,
             message_id,
+            sequence,
             raw_hash,
             canonical,
             alts,
             prompt,
-            superseded,
+            role,
+            from_response,
             fmt,
         ) in cur.fetchall():
             hashes = Hashes(raw_hash, canonical, tuple(alts or ()), prompt or "")
-            existing[conversation_id].stored(message_id, hashes, fmt, superseded=superseded)
-        cur.execute(_LAST_EXCHANGES, [list(existing)])
-        for conversation_id, fmt, prefix, read, written in cur.fetchall():
-            state = existing[conversation_id]
-            state.last_format, state.last_prefix = fmt, prefix or ""
-            state.last_cached = (
-                None if (read, written) == (None, None) else (read or 0) + (written or 0)
+            existing[conversation_id].stored(sequence, message_id, hashes, role, from_response, fmt)
+        cur.execute(_EXCHANGES, [list(existing)])
+        for (
+            conversation_id,
+            ordinal,
+            parent,
+            kept,
+            added,
+            branch,
+            branched_at,
+            fmt,
+            prefix,
+            read,
+            written,
+            response_id,
+        ) in cur.fetchall():
+            cached = None if (read, written) == (None, None) else (read or 0) + (written or 0)
+            existing[conversation_id].exchange(
+                Node(ordinal, parent, kept, tuple(added or ()), branch, branched_at),
+                ExchangeMeta(fmt, prefix or "", cached, response_id or ""),
             )
     return conversations
 
@@ -253,6 +270,8 @@ def write_batch(
     for i, p in enumerate(planned):
         exchange_id = exchange_ids[i]
         conversation_id = p.conversation.pk
+        node = p.plan.node
+        assert node is not None  # set when its conversation added it (history.plan_batch)
         values = {
             **exchange_fields(p.data, p.parsed),
             "id": exchange_id,
@@ -260,6 +279,11 @@ def write_batch(
             "ordinal": p.ordinal,
             "settings_ciphertext": settings[i],
             "history_rewritten": p.plan.rewritten_at is not None,
+            "path_parent": node.parent,
+            "path_kept": node.kept,
+            "path_added": list(node.added),
+            "branch": node.branch,
+            "branched_at": node.at,
             "rewritten_at": p.plan.rewritten_at,
             "tool_call_count": p.plan.tool_call_count,
             "rewrite_kind": p.plan.rewrite_kind,
@@ -342,7 +366,7 @@ def update_counters(
         _UPDATE_COUNTERS,
         [
             [c.pk for c in touched],
-            [c.messages for c in touched],
+            [c.messages_added for c in touched],
             [c.exchanges for c in touched],
             [c.tool_calls for c in touched],
             [c.activity or now for c in touched],

@@ -16,8 +16,14 @@ or **unseen** (recorded, no banner, no alert):
 - ``reordered`` (seen): the same messages (or the same blocks of one message) in another order.
 - ``settings`` (seen): ``system``/``tools`` (the format's ``Profile.prefix_settings``) changed.
 - ``reserialised`` (unseen): only the serialisation differs (whitespace, escapes, key order).
-- ``unseen`` (unseen): only members the provider never puts in the prompt differ (an empty
-  ``annotations``, Anthropic's default ``caller``: ``Profile.unseen``, each with its citation).
+- ``unseen`` (unseen): only members the provider never puts in the prompt differ (null, empty
+  or default members, identifiers, a cache breakpoint, a lone text part written as a string:
+  ``Profile.unseen`` and ``Profile.shorthand``, each with its citation).
+
+A history that leaves the path it follows to start a branch (a regenerate, an edit, a restarted
+step: ``conversations/branches.py``) is no rewrite and gets no kind; a rewrite is decided against
+the previous request on the same branch, so a change is flagged once. Who reads these words:
+console admins and the signals pages; an agent's pages never carry them.
 
 To add a kind: add it to ``KINDS`` (its words for the conversation page; the rollup's column is
 ``rewrite_<kind>``) and to ``SEEN`` if the model sees it; decide it in ``classify`` before the
@@ -56,8 +62,8 @@ KINDS = {
         "same history"
     ),
     UNSEEN: (
-        "only fields the provider never puts in the prompt changed (an empty annotations list, "
-        "the default tool caller): the model sees the same history"
+        "only fields the provider never puts in the prompt changed (empty or default values, "
+        "identifiers, cache breakpoints): the model sees the same history"
     ),
 }
 # The kinds that change what the model sees: the banner, the alert and the price read these.

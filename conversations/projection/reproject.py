@@ -1,6 +1,11 @@
 """Re-projection: a conversation's Block rows rebuilt from its verbatim store under the policies
 in force, so a policy change applies to old data too (DESIGN section 4).
 
+Each message's prompt hash (``Message.prompt_sha256``: what the model sees of it, which a
+resent history is matched by, ``replay.py``) is computed again on the way, from the raw text and
+the format's profile in force: a member a newer profile says the model never sees (``Unseen``)
+is then recognised in messages stored before it was listed.
+
 ``field_policy_save`` and ``field_policy_delete`` (``services.py``) create a ``ReprojectionJob``
 and enqueue ``tasks.reproject``, which runs ``reprojection_run`` here: every conversation, in id
 order, one transaction each, resumable after a crash. Blocks are projected by the one projection
@@ -13,9 +18,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..models import Block, Conversation, Message, ReprojectionJob
+from ..replay import prompt_sha256
 from .policies import field_policies
 from .project import Policies, ToolNames, project_blocks
-from .stored import stored_blocks
+from .stored import stored_messages
 
 
 @transaction.atomic
@@ -32,19 +38,24 @@ def conversation_reproject(*, conversation_id: int, policies: Policies) -> int:
     messages = list(
         Message.objects.filter(conversation=conversation)
         .order_by("sequence")
-        .values_list("sequence", "raw_ciphertext", "exchange__format", "pk")
+        .values_list("sequence", "raw_ciphertext", "exchange__format", "pk", "prompt_sha256")
     )
     if not messages:
         return 0
     names = ToolNames()
     rows: list[Block] = []
-    for (_, _, _, pk), blocks in stored_blocks(conversation.pk, messages):
+    rehashed: list[Message] = []
+    for (_, _, fmt, pk, prompt), raw, blocks in stored_messages(conversation.pk, messages):
         for position, row in enumerate(project_blocks(blocks, policies, names)):
             rows.append(
                 Block(message_id=pk, conversation_id=conversation.pk, position=position, **row)
             )
+        now = prompt_sha256(raw, fmt)
+        if now != prompt:
+            rehashed.append(Message(pk=pk, prompt_sha256=now))
     Block.objects.filter(conversation=conversation).delete()
     Block.objects.bulk_create(rows)
+    Message.objects.bulk_update(rehashed, ["prompt_sha256"])
     return len(rows)
 
 

@@ -18,8 +18,16 @@ def stored_blocks(conversation_id: int, rows: Iterable[R]) -> Iterator[tuple[R, 
     """For each row ``(sequence, raw_ciphertext, format, ...)`` of one conversation's messages,
     in sequence order: the row and its message's blocks. Raises ``KeyDestroyed`` when the
     conversation's key is gone."""
+    for row, _, blocks in stored_messages(conversation_id, rows):
+        yield row, blocks
+
+
+def stored_messages(
+    conversation_id: int, rows: Iterable[R]
+) -> Iterator[tuple[R, str, tuple[Block, ...]]]:
+    """As ``stored_blocks``, with each message's raw text (decrypted) beside its blocks."""
     key = data_key_for(conversation_id)
     for row in rows:
         sequence, sealed, fmt = row[0], row[1], row[2]
         raw = decrypt_message(key, conversation_id, sequence, sealed)
-        yield row, message_blocks(fmt, raw)
+        yield row, raw, message_blocks(fmt, raw)

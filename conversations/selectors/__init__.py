@@ -22,7 +22,11 @@ from .listing import (
 )
 from .pages import (
     MANY_TOOL_CALLS,
+    BranchLink,
     ConversationPage,
+    NoSuchExchange,
+    OtherBranch,
+    PathShown,
     conversation_by_external_id,
     conversation_format,
     conversation_message_raws,
@@ -30,6 +34,8 @@ from .pages import (
     conversation_owner_by_external_id,
     conversation_page,
     conversation_rows,
+    conversation_stored_raws,
+    conversation_tree,
     unknown_block_types,
 )
 from .preview import (
@@ -43,8 +49,12 @@ from .preview import (
 __all__ = [
     "FLAGS",
     "MANY_TOOL_CALLS",
+    "BranchLink",
     "ConversationPage",
     "ListFilters",
+    "NoSuchExchange",
+    "OtherBranch",
+    "PathShown",
     "PreviewBlock",
     "PreviewMessage",
     "RowExtra",
@@ -60,6 +70,8 @@ __all__ = [
     "conversation_page",
     "conversation_row_extras",
     "conversation_rows",
+    "conversation_stored_raws",
+    "conversation_tree",
     "exchange_choices",
     "exchange_choices_forget",
     "exchange_preview",

@@ -60,7 +60,7 @@ def conversation_export_read(*, user: Any, id: int, fmt: str, zone: str | None =
         require_reader(user)
         conversation = access_conversation(user, id)
         restricted = user.has_perm("conversations.view_restricted_fields")
-    page = conversation_page(conversation, can_see_restricted=restricted)
+    page = conversation_page(conversation, can_see_restricted=restricted, every_branch=True)
     tz, zone_name = _zone(zone)
     transcript = transcript_of(page, zone=tz, zone_name=zone_name, templates=note_templates())
     text = render(transcript, fmt)
@@ -117,7 +117,10 @@ def share_open_read(*, token: str, zone: str | None = None) -> Shared:
             outcome=state,
         )
         return Shared(state, audit_id=event.pk)
-    page = conversation_page(link.conversation, can_see_restricted=False)
+    # The path the link was made on (the latest then), as it stood.
+    page = conversation_page(
+        link.conversation, can_see_restricted=False, up_to=link.boundary_sequence
+    )
     page = page_up_to(page, sequence=link.boundary_sequence, at=link.created_at)
     tz, zone_name = _zone(zone)
     transcript = transcript_of(

@@ -16,6 +16,11 @@ the trail says whether it was the call's input or its result ("order id ORD-1 (i
 
 Nothing else: no reasoning marker, no display/restricted field values, no error text, no model
 settings. A format renders a ``Transcript``, never rows.
+
+A conversation that branched (``conversations/branches.py``) is exported whole: the latest path
+(what the customer saw last), then each other branch from where it leaves it ("regenerated at
+message 4"), when the page was read with ``every_branch`` (exports and subject access are; a
+share link carries the path it was made on).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ from typing import Any
 
 from ..projection.classes import IDENTIFIER, STATUS
 from ..selectors import ConversationPage
-from ..workspace.timeline import build_timeline
+from ..workspace.timeline import Timeline, build_timeline
 from .notes import annotate
 
 FORMATS = ("md", "txt", "json")
@@ -60,6 +65,14 @@ class TurnText:
 
 
 @dataclass(frozen=True)
+class BranchText:
+    """Another branch: where it leaves the latest path, in words, and its turns from there."""
+
+    where: str
+    turns: list[TurnText]
+
+
+@dataclass(frozen=True)
 class Transcript:
     conversation: str  # the chat backend's conversation id
     status: str
@@ -69,6 +82,7 @@ class Transcript:
     up_to: str | None  # a share link's moment; None: everything stored
     turns: list[TurnText]
     events: list[tuple[str, str]]
+    branches: list[BranchText] = field(default_factory=list)
 
 
 def page_up_to(page: ConversationPage, *, sequence: int, at: datetime) -> ConversationPage:
@@ -96,10 +110,38 @@ def transcript_of(
 ) -> Transcript:
     timeline = build_timeline(page)
     annotate(timeline.calls.values(), templates)
+    turns = _turn_texts(timeline, zone)
+    branches = []
+    for other in page.others:
+        own = build_timeline(other.page)
+        annotate(own.calls.values(), templates)
+        after = {m.sequence for m in other.page.messages[other.at :]}
+        where = other.words or f"another branch from message {other.at + 1}"
+        branches.append(BranchText(where, _turn_texts(own, zone, after)))
+    c = page.conversation
+    first = min((t.at for t in timeline.turns if t.at is not None), default=None)
+    return Transcript(
+        conversation=c.external_id,
+        status=c.get_status_display(),
+        zone=zone_name,
+        started_at=_time(first or c.created_at, zone) or "",
+        last_activity_at=_time(c.last_activity_at, zone) or "",
+        up_to=_time(up_to, zone),
+        turns=turns,
+        events=[(_time(ev.at, zone) or "", ev.sentence) for ev in timeline.events],
+        branches=branches,
+    )
+
+
+def _turn_texts(timeline: Timeline, zone: tzinfo, only: set[int] | None = None) -> list[TurnText]:
+    """The turns as text (``only``: the turns whose first message is one of these sequence
+    numbers: a branch's own turns)."""
     turns: list[TurnText] = []
     for turn in timeline.turns:
         if turn.role == "exchange":
             continue  # a model call without a turn: nothing said, nothing done
+        if only is not None and int(turn.key.removeprefix("m")) not in only:
+            continue
         texts: list[str] = []
         calls: list[CallText] = []
         for part in turn.parts:
@@ -116,18 +158,7 @@ def transcript_of(
             # markers (reasoned, unclassified) are left out: an export is text only
         if texts or calls:
             turns.append(TurnText(turn.label, _time(turn.at, zone), texts, calls, turn.role))
-    c = page.conversation
-    first = min((t.at for t in timeline.turns if t.at is not None), default=None)
-    return Transcript(
-        conversation=c.external_id,
-        status=c.get_status_display(),
-        zone=zone_name,
-        started_at=_time(first or c.created_at, zone) or "",
-        last_activity_at=_time(c.last_activity_at, zone) or "",
-        up_to=_time(up_to, zone),
-        turns=turns,
-        events=[(_time(ev.at, zone) or "", ev.sentence) for ev in timeline.events],
-    )
+    return turns
 
 
 def _call_line(call: CallText) -> str:
@@ -150,13 +181,20 @@ def _head(t: Transcript) -> list[str]:
     return lines
 
 
-def render_txt(t: Transcript) -> str:
-    out = [*_head(t), ""]
-    for turn in t.turns:
+def _txt_turns(turns: list[TurnText]) -> list[str]:
+    out = []
+    for turn in turns:
         out.append(f"[{turn.at or 'time unknown'}] {turn.role}")
         out.extend(f"  {line}" for text in turn.text for line in text.splitlines() or [""])
         out.extend(f"  * {_call_line(call)}" for call in turn.calls)
         out.append("")
+    return out
+
+
+def render_txt(t: Transcript) -> str:
+    out = [*_head(t), "", *_txt_turns(t.turns)]
+    for branch in t.branches:
+        out.extend([f"Another branch: {branch.where}", "", *_txt_turns(branch.turns)])
     if t.events:
         out.append("What the customer did next")
         out.extend(f"  [{at}] {sentence}" for at, sentence in t.events)
@@ -170,12 +208,10 @@ def _md(text: str) -> str:
     return html.escape(text, quote=False)
 
 
-def render_md(t: Transcript) -> str:
-    out = [f"# Conversation {_md(t.conversation)}", ""]
-    out.extend(f"- {_md(line)}" for line in _head(t)[1:])
-    out.append("")
-    for turn in t.turns:
-        out.append(f"## {_md(turn.role)} · {_md(turn.at or 'time unknown')}")
+def _md_turns(turns: list[TurnText], level: str) -> list[str]:
+    out = []
+    for turn in turns:
+        out.append(f"{level} {_md(turn.role)} · {_md(turn.at or 'time unknown')}")
         out.append("")
         for text in turn.text:
             out.extend([_md(text), ""])
@@ -183,15 +219,24 @@ def render_md(t: Transcript) -> str:
             out.append(f"- Tool: {_md(_call_line(call))}")
         if turn.calls:
             out.append("")
+    return out
+
+
+def render_md(t: Transcript) -> str:
+    out = [f"# Conversation {_md(t.conversation)}", ""]
+    out.extend(f"- {_md(line)}" for line in _head(t)[1:])
+    out.append("")
+    out.extend(_md_turns(t.turns, "##"))
+    for branch in t.branches:
+        out.extend([f"## Another branch: {_md(branch.where)}", "", *_md_turns(branch.turns, "###")])
     if t.events:
         out.extend(["## What the customer did next", ""])
         out.extend(f"- {_md(at)}: {_md(sentence)}" for at, sentence in t.events)
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_json(t: Transcript) -> str:
-    body: dict[str, Any] = asdict(t)
-    body["turns"] = [
+def _json_turns(turns: list[TurnText]) -> list[dict[str, Any]]:
+    return [
         {
             "role": turn.role,
             "kind": turn.kind,
@@ -210,8 +255,14 @@ def render_json(t: Transcript) -> str:
                 for call in turn.calls
             ],
         }
-        for turn in t.turns
+        for turn in turns
     ]
+
+
+def render_json(t: Transcript) -> str:
+    body: dict[str, Any] = asdict(t)
+    body["turns"] = _json_turns(t.turns)
+    body["branches"] = [{"where": b.where, "turns": _json_turns(b.turns)} for b in t.branches]
     body["events"] = [{"at": at, "sentence": s} for at, s in t.events]
     return json.dumps(body, ensure_ascii=False, indent=2) + "\n"
 

@@ -2,7 +2,13 @@
 the model (and the alias asked for), usage with the reasoning share, the finish reason in words,
 the latency, and what went wrong in plain words. "N in (M from cache)" means the same for every
 format: N every input token billed, M the part read from the cache (the profile's
-``usage.counted``)."""
+``usage.counted``).
+
+How the chat backend built the request (a rewritten history and its price, a change the model
+does not see, the provider's verdict on the history: the backend's conformance, DESIGN section
+14) is for the backend's engineers: it goes into ``conformance``, filled only for a viewer who
+is a console admin (``conformance=True``). An agent's page never carries that wording
+(``tests/console/test_conformance_wording.py`` reads every agent page for every kind)."""
 
 from __future__ import annotations
 
@@ -38,16 +44,19 @@ class ExchangeSummary:
     server_tools: list[str]
     live_first_text_ms: int | None = None  # seen live: time to the first visible text
     live_thinking_ms: int | None = None  # seen live: how long the model thought
-    # Changes to the history the model does not see (recorded, no banner), and the provider's
-    # own verdict on the history (Anthropic input_transformations), in words.
-    notes: list[str] | None = None
+    # The backend's conformance, for admins only (module docstring): a rewritten history the
+    # model sees and its price, a change it does not see, the provider's verdict on the history
+    # (Anthropic input_transformations), in words. Empty for everyone else.
+    conformance: list[str] | None = None
+    conformance_seen: bool = False  # a change the model sees is among them: shown as a flag
 
     @property
     def usage_known(self) -> bool:
         return self.input_tokens is not None or self.output_tokens is not None
 
 
-def exchange_summary(e: Any) -> ExchangeSummary:
+def exchange_summary(e: Any, *, conformance: bool = False) -> ExchangeSummary:
+    """The summary of exchange ``e``; ``conformance``: the viewer is a console admin."""
     share = None
     if e.reasoning_tokens and e.output_tokens:
         share = round(e.reasoning_tokens * 100 / e.output_tokens)
@@ -59,13 +68,15 @@ def exchange_summary(e: Any) -> ExchangeSummary:
     kind = getattr(e, "rewrite_kind", "") or ""
     lost = getattr(e, "cache_lost_tokens", None)
     priced = f"; about {lost:,} cached input tokens read again at full price" if lost else ""
+    backend: list[str] = []
     if e.history_rewritten or kind in SEEN:
         where = f" from message {e.rewritten_at}" if e.rewritten_at is not None else ""
-        flags.append(f"history rewritten{where}: {words(kind) or 'the prompt cache was missed'}")
+        backend.append(f"history rewritten{where}: {words(kind) or 'the prompt cache was missed'}")
         if priced:
-            flags[-1] += priced
-    notes = [words(kind)] if kind and kind not in SEEN else []
-    notes += [transformation_words(t) for t in getattr(e, "input_transformations", None) or ()]
+            backend[-1] += priced
+    elif kind:
+        backend.append(words(kind))
+    backend += [transformation_words(t) for t in getattr(e, "input_transformations", None) or ()]
     if e.stream_error:
         flags.append(f"the stream broke off: {e.stream_error}")
     if e.cancelled:
@@ -116,5 +127,6 @@ def exchange_summary(e: Any) -> ExchangeSummary:
         ],
         live_first_text_ms=e.live_first_text_ms,
         live_thinking_ms=e.live_thinking_ms,
-        notes=notes,
+        conformance=backend if conformance else [],
+        conformance_seen=conformance and (e.history_rewritten or kind in SEEN),
     )

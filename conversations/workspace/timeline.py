@@ -141,6 +141,9 @@ class Timeline:
     turns: list[Turn]
     events: list[EventLine]
     calls: dict[str, ToolCall]
+    # The turn each message of the path shows in (its key: the page's anchor), by sequence
+    # number: where a branch point links to.
+    turn_of: dict[int, str] = field(default_factory=dict)
 
     @property
     def failed_calls(self) -> list[ToolCall]:
@@ -290,9 +293,12 @@ class _OpenCalls:
         return waiting.pop(0)
 
 
-def build_timeline(page: Any) -> Timeline:
-    """The page's turns, joined tool calls, exchange summaries and event sentences."""
+def build_timeline(page: Any, *, conformance: bool = False) -> Timeline:
+    """The page's turns, joined tool calls, exchange summaries and event sentences.
+    ``conformance``: the viewer is a console admin, shown the backend's conformance on each
+    model call (``exchanges.py``)."""
     calls: dict[str, ToolCall] = {}
+    turn_of: dict[int, str] = {}
     open_calls = _OpenCalls()
     called_by: dict[str, Any] = {}  # call key -> the exchange whose answer made the call
     turns: list[Turn] = []
@@ -330,11 +336,15 @@ def build_timeline(page: Any) -> Timeline:
                 called_by[key] = message.exchange
                 parts.append(Part("tool", tool=call))
         if not parts:
+            if turns:
+                turn_of[message.sequence] = turns[-1].key
             continue  # only results, each shown with its call
         group = (role, message.exchange_id, message.from_response)
         if turns and turns[-1]._group == group:
             turns[-1].parts.extend(parts)
+            turn_of[message.sequence] = turns[-1].key
             continue
+        turn_of[message.sequence] = f"m{message.sequence}"
         turns.append(
             Turn(
                 key=f"m{message.sequence}",
@@ -347,13 +357,13 @@ def build_timeline(page: Any) -> Timeline:
         )
     for call in calls.values():
         _settle(call)
-    _place_exchanges(turns, page.exchanges)
+    _place_exchanges(turns, page.exchanges, conformance=conformance)
     _mark_repeated_minutes(turns)
     events = [EventLine(ev.at, ev.type, event_sentence(ev.type, ev.value)) for ev in page.events]
-    return Timeline(turns, events, calls)
+    return Timeline(turns, events, calls, turn_of)
 
 
-def _place_exchanges(turns: list[Turn], exchanges: Iterable[Any]) -> None:
+def _place_exchanges(turns: list[Turn], exchanges: Iterable[Any], *, conformance: bool) -> None:
     """Each exchange's summary beside the turn it produced; an exchange that produced no turn
     (an empty or broken answer) gets a row of its own after the turns of its request."""
     exchanges = list(exchanges)
@@ -364,7 +374,7 @@ def _place_exchanges(turns: list[Turn], exchanges: Iterable[Any]) -> None:
         if from_response and turn.role != "exchange" and exchange_id not in placed:
             e = by_id.get(exchange_id)
             if e is not None:
-                turn.exchange = exchange_summary(e)
+                turn.exchange = exchange_summary(e, conformance=conformance)
                 placed.add(e.pk)
     for e in exchanges:
         if e.pk in placed:
@@ -380,7 +390,7 @@ def _place_exchanges(turns: list[Turn], exchanges: Iterable[Any]) -> None:
                 key=f"e{e.ordinal}",
                 role="exchange",
                 at=e.started_at,
-                exchange=exchange_summary(e),
+                exchange=exchange_summary(e, conformance=conformance),
                 ordinal=e.ordinal,
                 _group=("exchange", e.pk, True),
             ),

@@ -179,7 +179,7 @@ def _transcripts(rows: list[Conversation]) -> list[tuple[int, Transcript]]:
     templates = note_templates()
     out = []
     for c in rows:
-        page = conversation_page(c, can_see_restricted=False)
+        page = conversation_page(c, can_see_restricted=False, every_branch=True)
         out.append((c.pk, transcript_of(page, zone=zone, zone_name=zone_name, templates=templates)))
     return out
 

@@ -46,7 +46,8 @@ export const CLASSES = {
     "never": [
       "reasoning",
       "reasoning_content",
-      "think"
+      "think",
+      "thinking"
     ]
   },
   "openai.responses": {

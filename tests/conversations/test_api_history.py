@@ -101,17 +101,35 @@ def test_history_differing_only_in_serialisation_is_the_same(api: APIClient) -> 
     assert stored[2] == '{"role":"user","content":"Thanks"}'
 
 
-def test_rewritten_history_is_flagged_and_replay_keeps_the_first(api: APIClient) -> None:
-    post_json(api, URL, anthropic_body([user("Where is ORD-1?")], "Shipped."))
+def test_rewritten_history_is_flagged_and_both_paths_replay(api: APIClient) -> None:
+    first = post_json(api, URL, anthropic_body([user("Where is ORD-1?")], "Shipped.")).json()
     edited = [user("Where is ORD-2?"), assistant("Shipped."), user("Thanks")]
     response = post_json(api, URL, anthropic_body(edited, "Welcome."))
     assert response.status_code == 201
     assert response.json()["history_rewritten"] is True
     assert response.json()["rewritten_at"] == 0
+    assert response.json()["branch"] == ""  # the model's answer was sent after the change
     exchange = Exchange.objects.get(pk=response.json()["exchange"])
     assert (exchange.history_rewritten, exchange.rewritten_at) == (True, 0)
-    assert json.loads(raws()[0]) == user("Where is ORD-1?")
-    assert [json.loads(r) for r in raws()[2:]] == [user("Thanks"), assistant("Welcome.")]
+    # The latest path is the history as the backend sent it last (each element's bytes as first
+    # received: the answer it sent again is the stored one); the first path is still there.
+    assert [json.loads(r) for r in raws()] == [*edited, assistant("Welcome.")]
+    # The message sent again unchanged is the stored one: only the edited question is new.
+    assert response.json()["sequences"] == [2, 3, 4]
+    replay = api.get(f"/api/v1/conversations/c1/messages?exchange={first['exchange']}")
+    assert [json.loads(m) for m in [json.dumps(x) for x in replay.json()["messages"]]] == [
+        user("Where is ORD-1?"),
+        assistant("Shipped."),
+    ]
+
+
+def test_a_change_is_flagged_once_and_later_turns_compare_with_it(api: APIClient) -> None:
+    post_json(api, URL, anthropic_body([user("a")], "b"))
+    changed = [user("a"), assistant("B!"), user("c")]
+    flagged = post_json(api, URL, anthropic_body(changed, "d")).json()
+    assert (flagged["history_rewritten"], flagged["rewritten_at"]) == (True, 1)
+    later = post_json(api, URL, anthropic_body([*changed, assistant("d"), user("e")], "f")).json()
+    assert later["history_rewritten"] is False and later["branch"] == ""
 
 
 def test_dropped_message_is_a_rewrite_at_its_position(api: APIClient) -> None:

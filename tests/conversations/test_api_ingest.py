@@ -12,6 +12,7 @@ from django.urls import reverse
 from conversations.formats.base import compact
 from conversations.models import Exchange, Message
 from conversations.replay import envelope
+from conversations.selectors import conversation_tree
 from tests.conftest import post_json, raw_of
 from tests.conversations.requests import body_for
 from tests.providers import fixture_files, load
@@ -79,15 +80,28 @@ def test_every_fixture_ingests_and_replays_byte_identical(api: Any, file_name: s
     for i, element in enumerate(first_history):
         assert json.loads(raw_of(stored[i])) == element
 
-    replay = api.get(replay_url(conversation))
-    assert replay.status_code == 200
-    assert replay["Content-Type"] == "application/json"
-    assert replay.content == envelope(raw_of(m) for m in stored)
-    elements = json.loads(replay.content)["messages"]
-    assert len(elements) == len(stored)
-    # Message by message: cut the replay bytes at each element and hash the cut.
-    offset = len(b'{"messages":[')
-    for message in stored:
-        size = len(raw_of(message).encode())
-        assert hashlib.sha256(replay.content[offset : offset + size]).hexdigest() == message.sha256
-        offset += size + 1
+    # Replay is the latest exchange's path (streams recorded without their request share one
+    # minimal request: each later one regenerates the first answer, a branch); every other
+    # exchange's path replays on request. Each element's bytes are the stored message's.
+    by_sequence = {m.sequence: m for m in stored}
+    tree, ids = conversation_tree(stored[0].conversation_id)
+    assert tree.latest is not None
+    for ordinal in sorted(tree.nodes, reverse=True):
+        path = [by_sequence[s] for s in tree.path(ordinal)]
+        query = "" if ordinal == tree.latest else f"?exchange={ids[ordinal]}"
+        replay = api.get(replay_url(conversation) + query)
+        assert replay.status_code == 200
+        assert replay["Content-Type"] == "application/json"
+        assert replay.content == envelope(raw_of(m) for m in path)
+        elements = json.loads(replay.content)["messages"]
+        assert len(elements) == len(path)
+        # Message by message: cut the replay bytes at each element and hash the cut.
+        offset = len(b'{"messages":[')
+        for message in path:
+            size = len(raw_of(message).encode())
+            digest = hashlib.sha256(replay.content[offset : offset + size]).hexdigest()
+            assert digest == message.sha256
+            offset += size + 1
+    # Every message stored but a superseded version is on some path.
+    on_paths = {s for o in tree.nodes for s in tree.path(o)}
+    assert {m.sequence for m in stored if not m.superseded} <= on_paths

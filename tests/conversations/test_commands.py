@@ -16,7 +16,7 @@ from conversations.demo import demo_bodies
 from conversations.formats import names
 from conversations.models import Block, Conversation, Exchange, Message, ServiceToken
 from conversations.replay import envelope
-from conversations.selectors import conversation_message_raws
+from conversations.selectors import conversation_stored_raws
 from conversations.services import token_hash
 from tests.conftest import raw_of
 from tests.conversations.requests import body_for
@@ -77,7 +77,7 @@ def test_ingest_stores_every_fixture_like_the_api(tmp_path: Path) -> None:
     # Every message replays byte-identical to its source, exactly as through the API.
     for name in fixture_files():
         conversation = Conversation.objects.get(external_id=f"bulk-{name}"[:200])
-        raws = conversation_message_raws(conversation, include_superseded=True)
+        raws = conversation_stored_raws(conversation)
         sequences = list(
             conversation.messages.order_by("sequence").values_list("sequence", flat=True)
         )

@@ -66,7 +66,9 @@ def test_preview_counts_and_stores_only_its_audit_row(desk: APIClient, world: No
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["conversations"] == 2
-    assert body["rows"]["conversations.message"] == 5  # 3 + 2 (history stored once)
+    # conv-api-1: its second exchange asks a new first question (a branch: the customer edited
+    # message 1), so 2 + 2 there, and 2 in conv-api-2: every branch is counted and erased.
+    assert body["rows"]["conversations.message"] == 6
     assert body["rows"]["conversations.datakey"] == 2
     after = table_counts()
     assert {t for t in before if before[t] != after[t]} == {"default.audit_auditevent"}
@@ -108,7 +110,7 @@ def test_submit_then_status_then_receipt(desk: APIClient, world: None) -> None:
     assert receipt["hmac"] == Receipt.objects.get().hmac
     assert receipt["conversations"] == 2
     assert receipt["keys_destroyed"] == 2
-    assert receipt["counts"]["main"]["conversations.message"] == 5
+    assert receipt["counts"]["main"]["conversations.message"] == 6
     assert receipt["verification"]["ok"] is True
     # The same reference after completion (raw ids cleared) still finds the request.
     assert _submit(desk, customer="cus-api").json()["id"] == body["id"]

@@ -58,9 +58,11 @@ def test_erase_removes_every_row_of_the_conversation_and_nothing_else(api: APICl
     assert external_id == "conv-gone"
     after = table_counts()
     removed = {t: before[t] - after[t] for t in before if before[t] != after[t]}
+    # Two exchanges, each a first question and its answer: the second is a branch (the customer
+    # edited message 1), and erasure takes both branches.
     expected = {
-        "default.conversations_block": 3,
-        "default.conversations_message": 3,
+        "default.conversations_block": 4,
+        "default.conversations_message": 4,
         "default.conversations_exchange": 2,
         "default.conversations_conversationevent": 1,
         "default.conversations_idempotencykey": 1,
@@ -78,11 +80,11 @@ def test_erase_removes_every_row_of_the_conversation_and_nothing_else(api: APICl
         for label, n in per.items()
     }
     assert reported["keys.conversations.datakey"] == 1
-    assert reported["default.conversations.message"] == 3
+    assert reported["default.conversations.message"] == 4
     with pytest.raises(KeyDestroyed):
         data_key_for(gone.pk)
     # The other conversation is whole.
-    assert Conversation.objects.filter(pk=kept.pk, message_count=3).exists()
+    assert Conversation.objects.filter(pk=kept.pk, message_count=4).exists()
     assert DataKey.objects.using(KEYS_DB).filter(conversation_id=kept.pk).exists()
     assert RetentionClass.objects.filter(conversation_id=kept.pk).exists()
     # Erasing again erases nothing.

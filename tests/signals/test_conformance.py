@@ -46,11 +46,13 @@ def _anthropic(api: Any, conversation: str, messages: list[Any], content: list[A
     return Exchange.objects.filter(conversation__external_id=conversation).latest("ordinal")
 
 
-def _page(client: Any, conversation: str) -> str:
+def _page(client: Any, conversation: str, *, role: str = "admin") -> str:
+    """The conversation page as a console admin (the backend's conformance is theirs) or, with
+    ``role="support_agent"``, as an agent reads it."""
     roles()
-    agent = UserFactory(username=f"agent-{conversation}", groups=["support_agent"],
-                        queues=["billing"])  # fmt: skip
-    client.force_login(agent)
+    user = UserFactory(username=f"{role}-{conversation}", groups=[role],
+                       queues=["billing"])  # fmt: skip
+    client.force_login(user)
     pk = Conversation.objects.get(external_id=conversation).pk
     response = client.get(f"/conversations/{pk}/")
     assert response.status_code == 200
@@ -79,6 +81,8 @@ def test_dropping_the_default_caller_is_a_change_the_model_does_not_see(
     html = _page(client, "unseen")
     assert "History rewritten" not in html
     assert "only fields the provider never puts in the prompt changed" in html
+    agent = _page(client, "unseen", role="support_agent")
+    assert "never puts in the prompt" not in agent and "History rewritten" not in agent
 
 
 def test_editing_the_caller_or_a_text_block_is_seen_and_priced(api: Any, client: Any) -> None:
@@ -96,6 +100,8 @@ def test_editing_the_caller_or_a_text_block_is_seen_and_priced(api: Any, client:
     html = _page(client, "seen")
     assert "History rewritten" in html
     assert "3,500 cached input tokens read again at full price" in html
+    agent = _page(client, "seen", role="support_agent")
+    assert "History rewritten" not in agent and "cached input tokens" not in agent
 
 
 def test_a_changed_system_prompt_is_a_change_the_model_sees(api: Any) -> None:

@@ -167,9 +167,11 @@ def loop_history() -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def page_text(client: Any) -> str:
+    """The conversation page as a console admin reads it (the backend's conformance is for
+    admins: tests/console/test_conformance_wording.py reads the agents' pages)."""
     roles()
-    agent = UserFactory(username="agent-rw", groups=["support_agent"], queues=["billing"])
-    client.force_login(agent)
+    admin = UserFactory(username="admin-rw", groups=["admin"], queues=["billing"])
+    client.force_login(admin)
     pk = Conversation.objects.get(external_id="rw").pk
     response = client.get(f"/conversations/{pk}/")
     assert response.status_code == 200

@@ -12,8 +12,10 @@ from ...blocks import BlockClass
 from ..anthropic import profile as anthropic
 from ..profile import (
     ANY,
+    ANY_VALUE,
     PRESERVED,
     Capture,
+    Citation,
     Continuation,
     Cuts,
     Finish,
@@ -22,6 +24,7 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Unseen,
     UsageProfile,
     items_of,
     keep_all,
@@ -113,6 +116,37 @@ CONTINUATION = Continuation(
 )
 
 
+# What the model never sees of a UIMessage (DESIGN section 20): the browser's own state. The
+# route turns UIMessages into the model's messages (``convertToModelMessages``: role and parts),
+# so the message's id (the chat makes one up when the stream sent none), its metadata and a text
+# or reasoning part's streaming state never reach the provider.
+_UI_STATE = Citation(
+    url="https://ai-sdk.dev/docs/reference/ai-sdk-core/ui-message",
+    quote="In contrast to `ModelMessage`, which represents the state or context passed to the "
+    "model, `UIMessage` contains the full application state needed for UI rendering and "
+    "client-side functionality.",
+    checked="2026-12-04",
+)
+UNSEEN = (
+    Unseen(("id",), ANY_VALUE, "a UIMessage's id (the chat's own)", _UI_STATE),
+    Unseen(("metadata",), ANY_VALUE, "a UIMessage's metadata (the application's)", _UI_STATE),
+    Unseen(
+        ("parts", "*", "state"),
+        ANY_VALUE,
+        "a text part's streaming state",
+        _UI_STATE,
+        of_type="text",
+    ),
+    Unseen(
+        ("parts", "*", "state"),
+        ANY_VALUE,
+        "a reasoning part's streaming state",
+        _UI_STATE,
+        of_type="reasoning",
+    ),
+)
+
+
 PROFILE = Profile(
     format=FORMAT,
     label="AI SDK UI",
@@ -131,4 +165,5 @@ PROFILE = Profile(
     # Captured where the backend answers the browser (clients/js), not at a provider endpoint.
     capture=Capture(paths=(), ui_stream=True),
     inline=INLINE,
+    unseen=UNSEEN,
 )

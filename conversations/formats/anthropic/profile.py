@@ -10,6 +10,7 @@ from typing import Any
 from ...blocks import BlockClass
 from ..profile import (
     ANY,
+    ANY_VALUE,
     LEGACY,
     PRESERVED,
     Capture,
@@ -22,6 +23,7 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Shorthand,
     Transport,
     Unseen,
     UsageProfile,
@@ -159,7 +161,61 @@ CONTINUATION = Continuation(
 )
 
 
+_CACHE_CONTROL = Citation(
+    url="https://www.rubydoc.info/gems/anthropic/Anthropic/Models/TextBlockParam",
+    quote="#cache_control ⇒ Anthropic::Models::CacheControlEphemeral? Create a cache control "
+    "breakpoint at this content block. (every request block type has it: a mark where the "
+    "cached prefix ends, not content)",
+    checked="2026-12-04",
+)
+_CITATIONS = Citation(
+    url="https://www.rubydoc.info/gems/anthropic/Anthropic/Models/TextBlockParam",
+    quote="#initialize(text:, cache_control: nil, citations: nil, type: :text) (the "
+    "official SDK's request text block: citations default to nil, which is not sent)",
+    checked="2026-12-04",
+)
 UNSEEN = (
+    # A cache breakpoint moves from turn to turn (frameworks mark the latest message): where it
+    # sits changes what is cached, never what the model reads.
+    Unseen(
+        ("content", "*", "cache_control"), ANY_VALUE, "a block's cache breakpoint", _CACHE_CONTROL
+    ),
+    Unseen(
+        ("content", "*", "content", "*", "cache_control"),
+        ANY_VALUE,
+        "a tool result's block's cache breakpoint",
+        _CACHE_CONTROL,
+    ),
+    Unseen(
+        ("content", "*", "content", "*", "citations"),
+        None,
+        "citations: null in a tool result's text block",
+        _CITATIONS,
+    ),
+    Unseen(
+        ("content", "*", "content", "content", "citations"),
+        None,
+        "citations: null in a fetched document (web_fetch_tool_result)",
+        _CITATIONS,
+    ),
+    Unseen(
+        path=("content", "*", "citations"),
+        value=None,
+        why="a text block's citations: null (nothing cited)",
+        citation=_CITATIONS,
+    ),
+    Unseen(
+        path=("content", "*", "content", "*", "page_age"),
+        value=None,
+        why="a web search result's page_age: null (the age is not known)",
+        citation=Citation(
+            url="https://www.rubydoc.info/gems/anthropic/Anthropic/Models/"
+            "WebSearchResultBlockParam",
+            quote="#initialize(encrypted_content:, title:, url:, page_age: nil, type: "
+            ":web_search_result) ... optional :page_age, String, nil?: true",
+            checked="2026-12-04",
+        ),
+    ),
     Unseen(
         path=("content", "*", "caller"),
         value={"type": "direct"},
@@ -263,5 +319,18 @@ PROFILE = Profile(
     capture=Capture(paths=("/v1/messages",)),
     probe=Probe(path="/v1/messages", bodies=_probes),
     unseen=UNSEEN,
+    shorthand=(
+        Shorthand(
+            "content",
+            frozenset({"text"}),
+            "a message's text as a string or as one text block",
+            Citation(
+                url="https://www.rubydoc.info/gems/anthropic/Anthropic/Models/MessageParam",
+                quote="#content ⇒ String, Array<Anthropic::Models::TextBlockParam, ...> (a "
+                "string stands for one text block)",
+                checked="2026-12-04",
+            ),
+        ),
+    ),
     prefix_settings=("system", "tools"),
 )

@@ -24,9 +24,10 @@ How to extend:
 
 Where this differs from the ``openai`` SDK's ``ChatCompletionStreamState`` on purpose (pinned by
 tests/conversations/formats/differential): an ``id`` or ``type`` resent in every chunk is kept
-once (the SDK concatenates ids), a tool name resent with its call's id is kept once, only choice
-0 is read (the SDK files choices by arrival when they come out of order), and a null in a delta
-creates no key.
+once (the SDK concatenates ids), a tool name resent with its call's id is kept once, a
+``reasoning_details`` entry's ``format`` and ``id`` resent with every piece are kept whole, only
+choice 0 is read (the SDK files choices by arrival when they come out of order), and a null in a
+delta creates no key.
 
 One piece: the request reader, the response reader and the stream accumulator read the same
 block shapes and must agree on every one of them; the module is the format, reviewed and
@@ -35,6 +36,7 @@ extended as one file.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -56,7 +58,7 @@ from ..profile import Endpoint, Finish
 from ..registry import Format
 from ..sse import Event, iter_events
 from ..traces import Trace, TraceKind, Withheld
-from .profile import FORMAT, INLINE, PROFILE
+from .profile import FORMAT, INLINE, PROFILE, THINKING_PART, thinking_texts
 from .profile import REASONING_KEYS as _REASONING_KEYS
 
 _ROLES = frozenset({"system", "developer", "user", "assistant", "tool", "function"})
@@ -173,7 +175,9 @@ def _parse_request(text: Any) -> tuple[list[Message], Params]:
     body = {k: s.value for k, s in members.items()}
     params = Params()
     params.request_settings = {k: v for k, v in body.items() if k != "messages"}
-    params.requested_model = _req(body, "model", str, field=field, at="$")
+    # Azure OpenAI names the deployment in the URL and takes no model in the body (absent or
+    # null): the model is then the endpoint's (``OpenAIChat.read``).
+    params.requested_model = _opt(body, "model", str, field=field, at="$")
     # max_tokens is the older name; max_completion_tokens counts reasoning tokens too.
     params.max_tokens = _opt(body, "max_completion_tokens", int, field=field, at="$")
     if params.max_tokens is None:
@@ -252,6 +256,20 @@ def _parse_response(text: Any, params: Params) -> list[Message]:
             code="empty",
         )
     choice = expect(choices[0], dict, field=field, at="$.choices[0]")
+    finish_reason = _opt(choice, "finish_reason", str, field=field, at="$.choices[0]")
+    params.response_model = _opt(body, "model", str, field=field, at="$")
+    params.response_id = _opt(body, "id", str, field=field, at="$")
+    usage = _opt(body, "usage", dict, field=field, at="$")
+    if usage is not None:
+        params.usage = _usage(usage, field=field, at="$.usage")
+    if "message" not in choice and PROFILE.finish(finish_reason or "") is Finish.REFUSED:
+        # Azure OpenAI's content filter answers 200 with a choice that has a refusing finish
+        # reason (``content_filter``) and no message: the model said nothing the customer saw.
+        # The exchange is stored with that finish (a refusal) and no answer. Any other finish
+        # without a message is no answer at all: refused below (``missing``).
+        params.stop_reason = finish_reason
+        params.refusal = True
+        return []
     value = _req(choice, "message", dict, field=field, at="$.choices[0]")
     # The exact bytes of choices[0].message, three levels down: no re-serialisation.
     first = element_spans(members["choices"], field=field, at="$.choices")[0]
@@ -259,13 +277,7 @@ def _parse_response(text: Any, params: Params) -> list[Message]:
     at = "$.choices[0].message"
     role = _opt(value, "role", str, field=field, at=at) or "assistant"
     message = Message(role=role, raw=raw, blocks=_blocks(value, role, field=field, at=at))
-
-    params.response_model = _opt(body, "model", str, field=field, at="$")
-    params.response_id = _opt(body, "id", str, field=field, at="$")
-    usage = _opt(body, "usage", dict, field=field, at="$")
-    if usage is not None:
-        params.usage = _usage(usage, field=field, at="$.usage")
-    _finish(params, _opt(choice, "finish_reason", str, field=field, at="$.choices[0]"), message)
+    _finish(params, finish_reason, message)
     return [message]
 
 
@@ -283,13 +295,27 @@ def _indexed(value: list[Any]) -> bool:
     return any(isinstance(entry, dict) and "index" in entry for entry in value)
 
 
+# Members of an indexed entry that name or describe it and that a provider resends whole in
+# every piece (OpenRouter sends a ``reasoning_details`` entry's ``format``, "anthropic-claude-v1",
+# and its ``id`` with each piece): kept as the provider sends them, not concatenated.
+_WHOLE_ENTRY_MEMBERS = frozenset({"index", "type", "format", "id"})
+
+
+# Members of a delta that a provider resends whole with every chunk (Groq's gpt-oss deltas say
+# ``"channel": "analysis"`` in each): kept as sent, not concatenated (the SDK makes them
+# ``analysisanalysis...``; docs/formats.md).
+_WHOLE_DELTA_KEYS = frozenset({"channel"})
+
+
 def _merge_entries(acc: list[Any], value: list[Any]) -> None:
     """Array entries merged by their ``index``, as the SDK does: a piece with an index already
     seen continues that entry (its text, then its signature, are one entry), a new index is a
-    new entry in the order indexes first arrive. ``index`` and ``type`` are replaced, every
-    other field merged by ``_merge``: a string a server resends whole with each piece (OpenRouter's
-    ``format``, Groq's ``arguments``) comes out repeated, exactly as the SDK hands it to the
-    backend, which sends it back (docs/formats.md)."""
+    new entry in the order indexes first arrive. The members of ``_WHOLE_ENTRY_MEMBERS`` are
+    replaced (the SDK replaces ``index`` and ``type`` only: it concatenates a ``format`` resent
+    with every piece into ``anthropic-claude-v1anthropic-claude-v1...``, a value the provider
+    never sent; docs/formats.md), every other field merged by ``_merge`` (a text or a signature
+    in pieces is joined; Groq's ``arguments``, resent whole, comes out repeated as the SDK hands
+    it to the backend)."""
     for entry in value:
         if not isinstance(entry, dict) or not isinstance(entry.get("index"), int):
             acc.append(entry)  # the SDK raises here: kept as sent
@@ -301,7 +327,7 @@ def _merge_entries(acc: list[Any], value: list[Any]) -> None:
             target = {}
             acc.append(target)
         for k, v in entry.items():
-            if k in ("index", "type") and v is not None:
+            if k in _WHOLE_ENTRY_MEMBERS and v is not None:
                 target[k] = v
             else:
                 _merge(target, k, v)
@@ -355,6 +381,12 @@ def _join(obj: Any) -> None:
         for item in obj:
             if isinstance(item, dict | list) and not isinstance(item, _Pieces):
                 _join(item)
+
+
+def _chunked(message: dict[str, Any]) -> bool:
+    """The message's ``content`` is an array of chunks (not a string being streamed)."""
+    content = message.get("content")
+    return isinstance(content, list) and not isinstance(content, _Pieces)
 
 
 class _Accumulator:
@@ -412,6 +444,10 @@ class _Accumulator:
                 role = _opt(delta, key, str, field=field, at=at)
                 if role is not None:
                     self.message.setdefault("role", role)
+            elif key in _WHOLE_DELTA_KEYS and isinstance(value, str):
+                self.message[key] = value  # resent whole with every delta: the provider's
+            elif key == "content" and (isinstance(value, list) or _chunked(self.message)):
+                self.chunks(value, f"{at}.content")
             elif key in _STRING_DELTAS:
                 _merge(self.message, key, _opt(delta, key, str, field=field, at=at))
             elif key == "tool_calls":
@@ -424,6 +460,64 @@ class _Accumulator:
                     self.function(self.message.setdefault(key, {}), function, f"{at}.{key}")
             else:
                 _merge(self.message, key, value)
+
+    def chunks(self, value: Any, at: str) -> None:
+        """A ``content`` delta that is an array of chunks (Mistral: ``{"type": "thinking",
+        "thinking": [{"type": "text", "text": ...}]}`` while a reasoning model thinks, then text
+        chunks or plain strings), folded into the message's ``content`` as Mistral's own
+        non-streamed answer holds it: one chunk per run of a type, texts joined (the text
+        streamed before, if any, its first chunk). A null adds nothing."""
+        if value is None:
+            return
+        if not isinstance(value, str):
+            expect(value, list, field="stream", at=at)
+        if not _chunked(self.message):
+            before = self.message.get("content")
+            before = join_pieces(before) if isinstance(before, _Pieces) else before
+            self.message["content"] = []
+            if isinstance(before, str) and before:
+                self.message["content"].append({"type": "text", "text": _Pieces([before])})
+        content: list[Any] = self.message["content"]
+        for j, chunk in enumerate([value] if isinstance(value, str) else value):
+            if isinstance(chunk, str):
+                chunk = {"type": "text", "text": chunk}
+            expect(chunk, dict, field="stream", at=f"{at}[{j}]")
+            kind = chunk.get("type")
+            last = content[-1] if content else None
+            if isinstance(last, dict) and last.get("type") == kind and kind in ("text", "thinking"):
+                for k, v in chunk.items():
+                    if k == "thinking" and isinstance(v, list):
+                        self.chunks_into(last, v, f"{at}[{j}].thinking")
+                    elif k != "type":
+                        _merge(last, k, v)
+                continue
+            entry: dict[str, Any] = {}
+            content.append(entry)
+            for k, v in chunk.items():
+                if k == "thinking" and isinstance(v, list):
+                    entry[k] = []
+                    self.chunks_into(entry, v, f"{at}[{j}].thinking")
+                elif k == "type":
+                    entry[k] = v
+                else:
+                    _merge(entry, k, v)
+
+    def chunks_into(self, target: dict[str, Any], value: list[Any], at: str) -> None:
+        """The inner text chunks of a thinking chunk, joined into one run of text."""
+        inner = target.setdefault("thinking", [])
+        for j, part in enumerate(value):
+            expect(part, dict, field="stream", at=f"{at}[{j}]")
+            last = inner[-1] if inner else None
+            if isinstance(last, dict) and last.get("type") == part.get("type") == "text":
+                _merge(last, "text", part.get("text"))
+                continue
+            entry: dict[str, Any] = {}
+            inner.append(entry)
+            for k, v in part.items():
+                if k == "type":
+                    entry[k] = v
+                else:
+                    _merge(entry, k, v)
 
     def tool_call(self, call: Any, position: int, at: str) -> None:
         field = "stream"
@@ -493,6 +587,16 @@ def _parse_stream(text: Any, params: Params, *, cancelled: bool = False) -> list
             acc.done = True
             break
         at = f"$[{event.index}].data"
+        if event.event == "error":
+            # An error event (or a server's ``error:`` line) ends the stream: the message is
+            # what arrived, the exchange records the error (its type or code when it says one).
+            try:
+                value = json.loads(event.data)
+            except ValueError:
+                value = None
+            detail = value.get("error", value) if isinstance(value, dict) else None
+            acc.chunk({"error": detail if isinstance(detail, dict) else {}}, at)
+            break
         try:
             data = expect(_event_data(event), dict, field=field, at=at)
         except FormatError as exc:
@@ -539,6 +643,15 @@ class OpenAIChat(Format):
         cancelled: bool = False,
     ) -> ParsedExchange:
         history, params = _parse_request(request)
+        if params.requested_model is None and (endpoint is None or not endpoint.model):
+            raise FormatError(
+                "the request names no model ('model' missing or null); one that names none (an "
+                "Azure OpenAI deployment) needs the endpoint it was sent to, which names the "
+                "deployment (/openai/deployments/{deployment}/chat/completions)",
+                field="request",
+                at="$.model",
+                code="missing",
+            )
         if response is not None:
             output = _parse_response(response, params)
         else:
@@ -561,6 +674,12 @@ class OpenAIChat(Format):
             if isinstance(text, str) and text:
                 yield Trace(TraceKind.REASONING_CONTENT, text)
         yield from inline_traces(message.get("content"), INLINE, TraceKind.REASONING_CONTENT)
+        content = message.get("content")
+        for part in content if isinstance(content, list) else ():
+            if isinstance(part, dict) and part.get("type") == THINKING_PART:
+                text = "".join(thinking_texts(part))
+                if text:
+                    yield Trace(TraceKind.REASONING_CONTENT, text)
         details = message.get("reasoning_details")
         if not isinstance(details, list):
             return

@@ -13,10 +13,13 @@ from ...blocks import BlockClass
 from ..live import split_inline
 from ..profile import (
     ANY,
+    ANY_VALUE,
     Capture,
     Citation,
     Continuation,
     Cuts,
+    Endpoint,
+    EndpointRule,
     Finish,
     FinishRule,
     Inline,
@@ -24,7 +27,9 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Shorthand,
     Transport,
+    Unseen,
     UsageProfile,
 )
 
@@ -37,10 +42,14 @@ REASONING_KEYS = ("reasoning_content", "reasoning")
 # deliberation into ``content``: ``<think>...</think>`` then the answer.
 INLINE = Inline(block_types=frozenset({"content"}))
 
+# The content part a reasoning model's thoughts come in on Mistral (``{"type": "thinking",
+# "thinking": [{"type": "text", "text": ...}]}``: its ThinkChunk).
+THINKING_PART = "thinking"
+
 BLOCK_TYPES = {
     BlockClass.VISIBLE: frozenset({"content", "refusal"}),
     BlockClass.AUDIT: frozenset({"tool_calls", "tool"}),
-    BlockClass.NEVER: frozenset({*REASONING_KEYS, INLINE.never_type}),
+    BlockClass.NEVER: frozenset({*REASONING_KEYS, INLINE.never_type, THINKING_PART}),
 }
 
 FINISHES = {
@@ -144,6 +153,16 @@ CONTINUATION = Continuation(
 )
 
 
+def thinking_texts(part: dict[str, Any]) -> list[str]:
+    """The texts of a Mistral thinking part (its ``thinking`` chunks)."""
+    chunks = part.get("thinking")
+    return [
+        c["text"]
+        for c in (chunks if isinstance(chunks, list) else ())
+        if isinstance(c, dict) and isinstance(c.get("text"), str)
+    ]
+
+
 def _split(message: Any) -> tuple[int, int]:
     """Reasoning and other characters of a Chat assistant message: ``reasoning_content`` /
     ``reasoning`` and a leading ``<think>`` span, against the answer and the tool arguments (for
@@ -157,6 +176,11 @@ def _split(message: Any) -> tuple[int, int]:
         span, visible = split_inline(content, INLINE)
         reasoning += span or 0
         other += len(visible.lstrip()) if span is None else len(visible)
+    for part in content if isinstance(content, list) else ():
+        if isinstance(part, dict) and part.get("type") == "text":
+            other += len(part["text"]) if isinstance(part.get("text"), str) else 0
+        elif isinstance(part, dict) and part.get("type") == THINKING_PART:
+            reasoning += sum(len(t) for t in thinking_texts(part))
     for call in message.get("tool_calls") or ():
         function = call.get("function") if isinstance(call, dict) else None
         arguments = function.get("arguments") if isinstance(function, dict) else None
@@ -176,6 +200,139 @@ def _probes(
         }
 
     return [("at_budget", 16, None, body(16)), ("no_room", 256, None, body(256))]
+
+
+# What the model never sees of a Chat message (DESIGN section 20): the members the official SDK
+# hands the backend with an empty value (``ChatCompletionMessage.model_dump()``: ``refusal:
+# null``, ``annotations: []``, ``audio: null``...) and the stream's own addressing, which a
+# client may send back or leave out. The request's assistant message has no ``annotations``
+# and no tool-call ``index``; its other members are optional.
+_REQUEST_ASSISTANT = Citation(
+    url="https://docs.rs/crate/openai-client-base/latest/source/docs/"
+    "ChatCompletionRequestAssistantMessage.md",
+    quote="ChatCompletionRequestAssistantMessage (generated from the OpenAI API's OpenAPI "
+    "document 2.3.0): content, refusal, role, name, audio, tool_calls, function_call; every "
+    "one but role [optional]; no annotations member",
+    checked="2026-12-04",
+)
+_CONTENT = Citation(
+    url="https://v03.api.js.langchain.com/interfaces/_langchain_openai.OpenAIClient.Chat."
+    "Completions.ChatCompletionAssistantMessageParam-1.html",
+    quote="content?: null | string | ... The contents of the assistant message. Required "
+    "unless tool_calls or function_call is specified. (the openai SDK's "
+    "ChatCompletionAssistantMessageParam)",
+    checked="2026-12-04",
+)
+_TOOL_CALL = Citation(
+    url="https://docs.rs/crate/openai-client-base/latest/source/docs/"
+    "ChatCompletionMessageToolCall.md",
+    quote="ChatCompletionMessageToolCall: id, type, function (a tool call sent back); index "
+    "is a member of ChatCompletionMessageToolCallChunk, the stream's delta, only",
+    checked="2026-12-04",
+)
+UNSEEN = (
+    Unseen(("refusal",), None, "an answer's refusal: null (no refusal)", _REQUEST_ASSISTANT),
+    Unseen(("annotations",), [], "an answer's empty annotations list", _REQUEST_ASSISTANT),
+    Unseen(("audio",), None, "an answer's audio: null (no audio)", _REQUEST_ASSISTANT),
+    Unseen(("function_call",), None, "a deprecated function_call: null", _REQUEST_ASSISTANT),
+    Unseen(("tool_calls",), None, "tool_calls: null (no call)", _REQUEST_ASSISTANT),
+    Unseen(("tool_calls",), [], "tool_calls: [] (no call)", _REQUEST_ASSISTANT),
+    Unseen(("annotations",), None, "an answer's annotations: null", _REQUEST_ASSISTANT),
+    *(
+        Unseen(
+            (key,),
+            None,
+            f"{key}: null (no reasoning: OpenRouter, DeepSeek)",
+            Citation(
+                url="https://reference.langchain.com/javascript/langchain-openrouter/OpenRouter/"
+                "ChatStreamingMessageChunk",
+                quote="property reasoning : string | null ... property refusal : string | null",
+                checked="2026-12-04",
+            ),
+        )
+        for key in REASONING_KEYS
+    ),
+    Unseen(
+        ("prefix",),
+        False,
+        "prefix: false (Mistral's default: the message is no prefix to complete)",
+        Citation(
+            url="https://docs.rs/crate/mistral-openapi-client/latest/source/docs/"
+            "AssistantMessage.md",
+            quote="prefix | Option<bool> | Set this to `true` when adding an assistant message "
+            "as prefix to condition the model response. ... | [optional][default to false] "
+            "(generated from Mistral's OpenAPI document)",
+            checked="2026-12-04",
+        ),
+    ),
+    Unseen(
+        ("tool_calls", "*", "type"),
+        "function",
+        'a tool call\'s type "function" (the only type of a function call; servers that leave '
+        "it out mean it)",
+        Citation(
+            url="https://docs.rs/crate/openai-client-base/latest/source/docs/"
+            "ChatCompletionMessageToolCall.md",
+            quote="r#type | String | The type of the tool. Currently, only `function` is "
+            "supported.",
+            checked="2026-12-04",
+        ),
+    ),
+    Unseen(
+        ("content",),
+        [],
+        "content: [] on a message that only calls tools",
+        _CONTENT,
+        beside="tool_calls",
+    ),
+    Unseen(
+        ("content",),
+        None,
+        "content: null on a message that only calls tools",
+        _CONTENT,
+        beside="tool_calls",
+    ),
+    Unseen(
+        ("content",),
+        "",
+        'content: "" on a message that only calls tools',
+        _CONTENT,
+        beside="tool_calls",
+    ),
+    Unseen(
+        ("content", "*", "cache_control"),
+        ANY_VALUE,
+        "a content part's cache breakpoint (gateways that pass Anthropic's on)",
+        Citation(
+            url="https://openrouter.ai/docs/client-sdks/python/components/"
+            "anthropiccachecontroldirective",
+            quote="When set on an individual content block, it marks an explicit cache breakpoint",
+            checked="2026-12-04",
+        ),
+    ),
+    Unseen(
+        ("tool_calls", "*", "index"),
+        ANY_VALUE,
+        "a tool call's index: the stream's addressing of the call",
+        _TOOL_CALL,
+    ),
+)
+
+
+def _deployment(endpoint: Endpoint) -> str | None:
+    """The model of an Azure OpenAI call, which names its deployment in the URL
+    (``/openai/deployments/{deployment}/chat/completions?api-version=...``) and may send no
+    ``model`` in the body; None for any other endpoint."""
+    parts = [p for p in endpoint.path.split("/") if p]
+    for i, part in enumerate(parts[:-1]):
+        if part == "deployments":
+            return parts[i + 1]
+    return None
+
+
+# Not required: most Chat servers take the model in the body; an Azure deployment's request
+# may leave it out (the parser refuses a request that names a model nowhere).
+ENDPOINT = EndpointRule(model=_deployment, required=False)
 
 
 PROFILE = Profile(
@@ -205,5 +362,15 @@ PROFILE = Profile(
     capture=Capture(paths=("/chat/completions",)),
     inline=INLINE,
     probe=Probe(path="/v1/chat/completions", bodies=_probes),
+    unseen=UNSEEN,
+    shorthand=(
+        Shorthand(
+            "content",
+            frozenset({"text"}),
+            "a message's text as a string or as one text part",
+            _CONTENT,
+        ),
+    ),
     prefix_settings=("tools",),
+    endpoint=ENDPOINT,
 )

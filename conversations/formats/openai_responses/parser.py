@@ -208,10 +208,21 @@ def _parse_request(text: Any) -> tuple[list[Message], Params, bool]:
         # "detailed") is the closest thing this API has to a thinking type.
         params.thinking = _opt(reasoning, "summary", str, field=field, at="$.reasoning")
     previous = _opt(body, "previous_response_id", str, field=field, at="$")
+    params.previous_response_id = previous
     _opt(body, "include", list, field=field, at="$")
 
-    source = _req(body, "input", (str, list), field=field, at="$")
-    if isinstance(source, str):
+    # A request may name a stored prompt (``prompt``: its id, version and variables) and send
+    # no ``input``: the history is then the prompt's, kept server-side (the request's settings
+    # keep the reference), and the request sends none.
+    prompt = _opt(body, "prompt", dict, field=field, at="$")
+    source = (
+        _opt(body, "input", (str, list), field=field, at="$")
+        if prompt is not None
+        else _req(body, "input", (str, list), field=field, at="$")
+    )
+    if source is None:
+        history = []
+    elif isinstance(source, str):
         block = Block("input_text", BlockClass.VISIBLE, text=source)
         history = [Message(role="user", raw=members["input"].raw, blocks=(block,))]
     else:
@@ -730,14 +741,6 @@ class OpenAIResponses(Format):
             '{"input":' + raw + "}" if raw.lstrip().startswith('"') else '{"input":[' + raw + "]}"
         )
         return _parse_request(text)[0][0].blocks
-
-    def match_form(self, value: Any) -> Any:
-        """An output item as a client sends it back: ``status`` is output-only (the OpenAI SDKs
-        and pydantic-ai drop it from a resent item), so it does not count when a resent history
-        is matched against the stored items."""
-        if isinstance(value, dict) and "status" in value:
-            return {k: v for k, v in value.items() if k != "status"}
-        return value
 
     def reasoning(self, message: Any) -> Iterator[Trace]:
         """A ``reasoning`` item: each ``summary_text`` part, each ``reasoning_text`` content

@@ -9,6 +9,7 @@ from typing import Any
 from ...blocks import BlockClass
 from ..profile import (
     ANY,
+    ANY_VALUE,
     WHOLE,
     Capture,
     Citation,
@@ -20,6 +21,7 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Shorthand,
     SummaryFetch,
     Transport,
     Unseen,
@@ -128,12 +130,85 @@ CONTINUATION = Continuation(
 )
 
 
+# What the model never sees of a Responses item (DESIGN section 20): what only identifies the
+# item or says how its generation went (the SDKs and frameworks such as pydantic-ai drop or keep
+# them when they send items back), and empty lists.
+_ITEM = Citation(
+    url="https://docs.rs/crate/openai-client-base/latest/source/docs/ReasoningItem.md",
+    quote="id: The unique identifier of the reasoning content. ... status: The status of the "
+    "item. One of `in_progress`, `completed`, or `incomplete`. Populated when items are "
+    "returned via API. [optional] (the same words on every output item: OutputMessage, "
+    "function calls)",
+    checked="2026-12-04",
+)
 UNSEEN = (
+    Unseen(("id",), ANY_VALUE, "an item's id: it names the item", _ITEM),
+    Unseen(("status",), ANY_VALUE, "an item's status: how its generation went", _ITEM),
     Unseen(
-        path=("content", "*", "annotations"),
-        value=[],
-        why="an output_text part's empty annotations list: no citation to carry",
-        citation=Citation(
+        ("content",),
+        [],
+        "a reasoning item's empty content list (no reasoning text)",
+        Citation(
+            url="https://docs.rs/crate/openai-client-base/latest/source/docs/ReasoningItem.md",
+            quote="content | Option<Vec<models::ReasoningTextContent>> | Reasoning text "
+            "content. | [optional]",
+            checked="2026-12-04",
+        ),
+        of_type="reasoning",
+    ),
+    Unseen(
+        ("type",),
+        "message",
+        'a message item\'s type "message" (the type of an item with a role)',
+        Citation(
+            url="https://v03.api.js.langchain.com/interfaces/_langchain_openai.OpenAIClient."
+            "Responses.ResponseInputMessageItem.html",
+            quote='type?: "message" The type of the message input. Always set to message.',
+            checked="2026-12-04",
+        ),
+    ),
+    Unseen(
+        ("encrypted_content",),
+        None,
+        "a reasoning item's encrypted_content: null (none was asked for)",
+        Citation(
+            url="https://docs.rs/crate/openai-client-base/latest/source/docs/ReasoningItem.md",
+            quote="encrypted_content | Option<String> | The encrypted content of the reasoning "
+            "item - populated when a response is generated with `reasoning.encrypted_content` "
+            "in the `include` parameter. | [optional]",
+            checked="2026-12-04",
+        ),
+        of_type="reasoning",
+    ),
+    Unseen(
+        ("action", "sources"),
+        None,
+        "a web search's sources: null (none were asked for)",
+        Citation(
+            url="https://www.rubydoc.info/gems/openai/OpenAI/Models/Responses/"
+            "ResponseFunctionWebSearch/Action/Search/Source",
+            quote="#initialize(query:, sources: nil, type: :search) (the official SDK's web "
+            "search action: sources default to nil, which is not sent)",
+            checked="2026-12-04",
+        ),
+        of_type="search",  # the action's own type
+    ),
+    Unseen(
+        ("content", "*", "logprobs"),
+        [],
+        "an output_text part's empty logprobs list",
+        Citation(
+            url="https://openrouter.ai/docs/client-sdks/python/components/responseoutputtext",
+            quote="logprobs | List[components.Logprob] | :heavy_minus_sign: (optional in an "
+            "output_text part sent back: the log probabilities of what was generated)",
+            checked="2026-12-04",
+        ),
+    ),
+    Unseen(
+        ("content", "*", "annotations"),
+        [],
+        "an output_text part's empty annotations list: no citation to carry",
+        Citation(
             url="https://openrouter.ai/docs/client-sdks/python/components/responseoutputtext",
             quote="annotations | List[components.OpenAIResponsesAnnotation] | :heavy_minus_sign: "
             "(optional in an output_text part sent back)",
@@ -217,5 +292,20 @@ PROFILE = Profile(
     capture=Capture(paths=("/responses",)),
     probe=Probe(path="/v1/responses", bodies=_probes),
     unseen=UNSEEN,
-    prefix_settings=("instructions", "tools"),
+    shorthand=(
+        Shorthand(
+            "content",
+            frozenset({"output_text", "input_text"}),
+            "a message's text as a string or as one text part",
+            Citation(
+                url="https://v03.api.js.langchain.com/interfaces/_langchain_openai.OpenAIClient."
+                "Responses.EasyInputMessage.html",
+                quote="content: string | ResponseInputMessageContentList; ... Text, image, or "
+                "audio input to the model, used to generate a response. Can also contain "
+                "previous assistant responses.",
+                checked="2026-12-04",
+            ),
+        ),
+    ),
+    prefix_settings=("instructions", "prompt", "tools"),
 )

@@ -18,7 +18,7 @@ from conversations import blocks, formats
 from conversations.blocks import BlockClass, classify
 from conversations.formats import FormatError, base, registry
 from conversations.formats.live import LiveFilter
-from conversations.formats.profile import Endpoint, EndpointRule
+from conversations.formats.profile import Endpoint, EndpointRule, prompt_form
 from conversations.formats.traces import Trace
 from conversations.reviews.reasoning import reasoning_of
 from conversations.services import ExchangeInput, exchange_parse
@@ -59,11 +59,15 @@ def test_names_lists_every_format_package_s_format_by_name() -> None:
     assert len(set(registry.names())) == len(packages)
 
 
-def test_match_form_drops_only_what_a_format_allows() -> None:
+def test_what_the_model_never_sees_is_the_profile_s_not_the_match_form() -> None:
+    # A Responses item's status only says how its generation went: the profile lists it as
+    # unseen (with its citation), so the prompt form drops it and the canonical form keeps it.
     item = {"type": "function_call", "status": "completed", "name": "f"}
-    assert registry.match_form("openai.responses", item) == {"type": "function_call", "name": "f"}
-    assert registry.match_form("anthropic.messages", item) == item
-    assert json.dumps(registry.match_form("openai.chat", item)) == json.dumps(item)
+    for fmt in ("anthropic.messages", "openai.chat", "openai.responses"):
+        assert json.dumps(registry.match_form(fmt, item)) == json.dumps(item)
+    unseen = registry.get("openai.responses").profile.unseen
+    assert prompt_form(unseen, item) == {"type": "function_call", "name": "f"}
+    assert prompt_form(registry.get("anthropic.messages").profile.unseen, item) == item
 
 
 def test_every_package_of_formats_registers_one_format_from_its_own_parts() -> None:

@@ -154,7 +154,11 @@ def test_4_array_deltas_with_an_index_merge_by_it_as_the_sdk_merges_them(
     (mine,) = runner.ours("openai.chat", stream).messages or [None]
     (theirs,) = oracles.openai_chat(stream).messages or [None]
     assert len(mine[key]) == 1
-    assert mine[key] == theirs[key]
+    # Field for field the SDK's, but a ``format`` the provider resends whole in every piece
+    # (kept as sent: test_4_a_format_resent_with_every_piece_is_kept_whole).
+    assert [{k: v for k, v in e.items() if k != "format"} for e in mine[key]] == [
+        {k: v for k, v in e.items() if k != "format"} for e in theirs[key]
+    ]
     pieces = [
         entry
         for event in _events(stream)
@@ -165,6 +169,28 @@ def test_4_array_deltas_with_an_index_merge_by_it_as_the_sdk_merges_them(
     if key == "reasoning_details":
         entry = mine[key][0]
         assert entry["signature"].startswith("Et0B") and "2+2 equals 4." in entry["text"]
+
+
+def test_4_a_format_resent_with_every_piece_is_kept_whole() -> None:
+    """Documented difference (docs/formats.md): OpenRouter resends a ``reasoning_details``
+    entry's ``format`` (and ``id``) whole with every piece. The SDK's ``accumulate_delta``
+    concatenates every string but ``index`` and ``type``, so its entry says
+    ``anthropic-claude-v1anthropic-claude-v1...``, a value the provider never sent; a client
+    that accumulates correctly sent the provider's value back and "differed". The console keeps
+    the provider's value."""
+    stream = _corpus("pydantic-ai/test_openrouter_streaming_reasoning.sse")
+    pieces = [
+        entry
+        for event in _events(stream)
+        for choice in event.get("choices") or ()
+        for entry in choice["delta"].get("reasoning_details") or ()
+    ]
+    assert len({p["format"] for p in pieces}) == 1 and len(pieces) >= 2
+    sent = pieces[0]["format"]
+    (mine,) = runner.ours("openai.chat", stream).messages or [None]
+    (theirs,) = oracles.openai_chat(stream).messages or [None]
+    assert mine["reasoning_details"][0]["format"] == sent
+    assert theirs["reasoning_details"][0]["format"] == sent * len(pieces)
 
 
 def test_4_entries_of_several_indexes_interleaved_each_merge_into_their_own() -> None:

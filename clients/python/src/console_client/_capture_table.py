@@ -12,7 +12,7 @@ PATHS: tuple[tuple[str, str], ...] = (
     ("/responses", "openai.responses"),
 )
 # Formats whose provider puts the model in the URL: the body carries the call's endpoint.
-ENDPOINT: tuple[str, ...] = ()
+ENDPOINT: tuple[str, ...] = ("openai.chat",)
 # Formats whose streams are binary: posted base64-encoded as stream_base64.
 BINARY: tuple[str, ...] = ()
 # Where the provider SDKs keep their httpx client (attribute paths instrument() tries).
