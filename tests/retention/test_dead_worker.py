@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,21 @@ from tests.retention.clock import SUBJECT, Clock, ingest_world, ticks, wait_for
 STALE = "600"
 
 
+def session_alive(pid: int) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1 FROM pg_stat_activity WHERE pid = %s", [pid])
+        return cursor.fetchone() is not None
+
+
+def wait_until(done: Callable[[], bool], seconds: float = 30.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 @pytest.mark.django_db(transaction=True, databases="__all__")
 def test_a_claim_is_released_with_its_session(api: APIClient, settings: Any) -> None:
     settings.RETENTION_CLAIM_STALE_SECONDS = int(STALE)
@@ -39,6 +56,9 @@ def test_a_claim_is_released_with_its_session(api: APIClient, settings: Any) -> 
 
     def worker() -> None:
         claimed["request"] = deletion_request_claim()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            claimed["backend"] = cursor.fetchone()[0]
         holding.set()
         done.wait(30)
         connection.close()  # the worker's session ends: what a SIGKILL does to it
@@ -51,6 +71,11 @@ def test_a_claim_is_released_with_its_session(api: APIClient, settings: Any) -> 
     assert retention_tick()["requests"] == 0
     done.set()
     thread.join(30)
+    # The server ends a closed session a moment after the client hangs up (its locks go with
+    # its process): under load the next statement can arrive first. A real next tick comes
+    # seconds later; here, wait for the session to be gone, then tick at once.
+    gone = wait_until(lambda: not session_alive(claimed["backend"]))
+    assert gone, f"the worker's session {claimed['backend']} outlived its connection"
     result = retention_tick()  # the next tick, at once
     assert result["requests"] == 1
     request.refresh_from_db()
