@@ -547,7 +547,14 @@ TEMPLATES: tuple[str, ...] = (
 _SLOT = re.compile(r"\{(\w+)\}|\{\{|\}\}")
 
 
-def build(template: str, rng: random.Random) -> Snippet:
+def build(
+    template: str,
+    rng: random.Random,
+    true: dict[str, tuple[str, Callable[[random.Random], str]]] | None = None,
+    near: dict[str, Callable[[random.Random], str]] | None = None,
+) -> Snippet:
+    true = TRUE if true is None else true
+    near = NEAR if near is None else near
     parts: list[str] = []
     spans: list[Span] = []
     pos = 0
@@ -562,12 +569,12 @@ def build(template: str, rng: random.Random) -> Snippet:
             length += 1
             continue
         slot = m.group(1)
-        if slot in TRUE:
-            kind, make = TRUE[slot]
+        if slot in true:
+            kind, make = true[slot]
             value = make(rng)
             spans.append((kind, length, length + len(value)))
         else:
-            value = NEAR[slot](rng)
+            value = near[slot](rng)
         parts.append(value)
         length += len(value)
     parts.append(template[pos:])
