@@ -215,6 +215,6 @@ KIT = Kit(
     ),
     finish=finish,
     live=LiveSample(idle=stream_base64([{"messageStart": {"role": "assistant"}}]), text=live_text),
-    fixtures=(Fixture("providers/*amazon-bedrock*"), Fixture("streams/bedrock-*")),
+    fixtures=(Fixture("bedrock/*"),),
     sdk=PythonSdk("boto3", _client, _call),
 )

@@ -55,7 +55,9 @@ class BedrockLive(LiveFilter):
             kind = member(start) if isinstance(start, dict) else ""
             value = start.get(kind) if isinstance(start, dict) else None
             value = value if isinstance(value, dict) else {}
-            out.open(key, kind or "unknown", name=as_str(value.get("name")))
+            if not kind:
+                return  # an empty start (before a text block): its first delta says the type
+            out.open(key, kind, name=as_str(value.get("name")))
             if kind == "toolResult":  # a result the provider ran: its status at once
                 out.end(key, status="error" if value.get("status") == "error" else "ok")
         elif name == "contentBlockDelta" and index is not None:

@@ -33,6 +33,7 @@ from ..profile import (
     Profile,
     ReasoningUsage,
     Rule,
+    Unseen,
     UsageProfile,
     items_of,
     keep_all,
@@ -195,6 +196,22 @@ def endpoint_model(endpoint: Endpoint) -> str | None:
     return found.group(1) if found else None
 
 
+UNSEEN = (
+    Unseen(
+        path=("content", "*", "toolUse", "type"),
+        value="tool_use",
+        why="a toolUse block's type tool_use (a tool the client runs: the default, which "
+        "clients such as pydantic-ai leave out when they send the call back)",
+        citation=Citation(
+            url="https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_ToolUseBlock.html",
+            quote="type: The type for the tool request. Type: String. Valid Values: "
+            "server_tool_use. Required: No",
+            checked="2026-12-04",
+        ),
+    ),
+)
+
+
 PROFILE = Profile(
     format=FORMAT,
     label="Bedrock Converse",
@@ -215,5 +232,6 @@ PROFILE = Profile(
     capture=Capture(paths=("/converse", "/converse-stream")),
     result_types=frozenset({"toolResult"}),
     endpoint=EndpointRule(model=endpoint_model, required=True),
+    unseen=UNSEEN,
     prefix_settings=("system", "toolConfig"),
 )

@@ -102,7 +102,9 @@ class _Stream:
                     code="duplicate_index",
                 )
             value = expect(start.get(kind, {}), dict, field=FIELD, at=f"{at}.start.{kind}")
-            self.blocks[index] = _Block(kind or "unknown", value, f"{at}.start")
+            # An empty start ({"start": {}}, before a text block) names no type: the first
+            # delta does.
+            self.blocks[index] = _Block(kind, value, f"{at}.start")
         elif name == "contentBlockDelta":
             self._delta(data, at)
         elif name == "messageStop":
@@ -125,6 +127,8 @@ class _Stream:
         open_block = self.blocks.get(index)
         if open_block is None:
             open_block = self.blocks[index] = _Block(wanted, {}, at)
+        if not open_block.kind and kind:
+            open_block.kind = wanted
         if open_block.kind != wanted or not kind:
             return  # does not fit the block its index opened: nothing changes
         if kind == "text":
@@ -211,7 +215,8 @@ class _Stream:
         return value
 
     def message(self) -> Message:
-        order = sorted(self.blocks)
+        # A block opened by an empty start and never given a delta has no type: nothing of it.
+        order = [i for i in sorted(self.blocks) if self.blocks[i].kind]
         content = [self.built(i, self.blocks[i]) for i in order]
         raw = compact_checked(
             {"role": "assistant", "content": content},
