@@ -35,6 +35,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
+from ..reviews.notify import review_request_payload
 from .destinations import Refused, validate_recipients, webhook_target
 from .metrics import shown
 from .models import Alert, AlertRule, Notification
@@ -59,7 +60,10 @@ def notification_text(rule: AlertRule, alert: Alert, state: str) -> str:
 
 
 def _payload(n: Notification) -> tuple[str, str, dict[str, Any]]:
+    if n.review_request is not None:
+        return review_request_payload(n.review_request)
     event = n.event
+    assert event is not None  # a notification is about an alert's event or a review request
     alert = event.alert
     rule = alert.rule
     text = notification_text(rule, alert, event.state)
@@ -84,7 +88,8 @@ def _payload(n: Notification) -> tuple[str, str, dict[str, Any]]:
 def _post(n: Notification, raw: bytes) -> None:
     target = webhook_target(n.target)
     timestamp = str(int(time.time()))
-    secret = n.event.alert.rule.webhook_secret or settings.SIGNALS_WEBHOOK_SECRET
+    rule_secret = n.event.alert.rule.webhook_secret if n.event is not None else ""
+    secret = rule_secret or settings.SIGNALS_WEBHOOK_SECRET
     headers = {
         "Content-Type": "application/json",
         "X-Signals-Timestamp": timestamp,
@@ -131,8 +136,11 @@ def _claim(pk: int) -> Notification | None:
     lease = timedelta(seconds=settings.NOTIFY_TIMEOUT_SECONDS * 4 + 30)
     with transaction.atomic():
         n = (
-            Notification.objects.select_for_update(skip_locked=True)
-            .select_related("event__alert__rule")
+            # Only the notification's row is locked (what it is about is read, not locked).
+            Notification.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related(
+                "event__alert__rule", "review_request__requester", "review_request__conversation"
+            )
             .filter(
                 pk=pk,
                 delivered_at__isnull=True,

@@ -14,7 +14,7 @@ from ..continuation import Continuation, continuation, thinking_regime
 from ..keystore.keys import data_key_for, decrypt_message
 from ..models import Block, Conversation, ConversationEvent, Exchange, Message, UnknownBlockType
 from ..projection.policies import tool_links
-from ..projection.project import view_fields
+from ..projection.project import restricted_paths, view_fields
 
 # A conversation with at least this many tool calls is flagged "many tool calls".
 MANY_TOOL_CALLS = 5
@@ -311,6 +311,7 @@ def conversation_page(
                 can_see_restricted=can_see_restricted,
                 links=links,
             )
+            block.restricted = restricted_paths(block.fields, can_see_restricted=can_see_restricted)
         grouped[block.message_id].append(block)
     events = list(conversation.events.order_by("at", "pk"))
 
