@@ -54,7 +54,7 @@ BAD: dict[str, list[tuple[Any, ...]]] = {
     "rollups_rebuild": [("extra",)],
     "seed_demo": [("--conversations", "-1"), ("--conversations", "x")],
     "setup_roles": [("extra",)],
-    "signals_tick": [("extra",)],
+    "monitoring_tick": [("extra",)],
     "write_format_tables": [("extra",), ("--nope",)],
     "deletion_request": [
         (),

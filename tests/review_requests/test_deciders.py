@@ -17,7 +17,7 @@ from conversations.monitoring.delivery import notifications_deliver, signature
 from conversations.monitoring.models import Notification
 from conversations.reviews import review_grant_live
 from tests.factories import UserFactory
-from tests.signals.test_alerts import Hook
+from tests.monitoring.test_alerts import Hook
 
 pytestmark = pytest.mark.django_db
 

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from django.core import mail
 
-from conversations.monitoring.alerts import rule_save, signals_tick
+from conversations.monitoring.alerts import monitoring_tick, rule_save
 from conversations.monitoring.models import Alert, AlertEvent, AlertRule, Notification
-from tests.signals.helpers import assistant, store, text, thinking, tool_result, tool_use, user
+from tests.monitoring.helpers import assistant, store, text, thinking, tool_result, tool_use, user
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]
 
@@ -98,7 +98,7 @@ def test_truncation_fires_once_notifies_resolves_and_mute_silences(hook: Hook) -
     configure(TRUNCATION, hook.url)
     answers(20, truncated=False, prefix="ok")
     answers(5, truncated=True, prefix="cut")  # 5 of 25: 20 % > 5 %
-    first = signals_tick()
+    first = monitoring_tick()
     assert first.fired == 1 and first.delivered == 2  # webhook (after one retry) and e-mail
     alert = Alert.objects.get(rule__name=TRUNCATION)
     assert alert.state == "firing" and alert.volume == 25
@@ -118,13 +118,13 @@ def test_truncation_fires_once_notifies_resolves_and_mute_silences(hook: Hook) -
     assert "MARKER" not in raw.decode() and "MARKER" not in mail.outbox[0].body
 
     # Still above the threshold: no second firing, nothing sent.
-    again = signals_tick()
+    again = monitoring_tick()
     assert again.fired == 0 and again.delivered == 0
     assert len(hook.received) == 1 and len(mail.outbox) == 1
 
     # The rate drops below 5 %: resolved, and said so.
     answers(80, truncated=False, prefix="more")  # 5 of 105
-    resolved = signals_tick()
+    resolved = monitoring_tick()
     assert resolved.resolved == 1
     alert.refresh_from_db()
     assert alert.state == "resolved"
@@ -140,7 +140,7 @@ def test_truncation_fires_once_notifies_resolves_and_mute_silences(hook: Hook) -
     rule.muted = True
     rule_save(rule=rule)
     answers(30, truncated=True, prefix="cut2")
-    muted = signals_tick()
+    muted = monitoring_tick()
     assert muted.muted == 1 and muted.fired == 0 and muted.delivered == 0
     alert.refresh_from_db()
     assert alert.state == "muted"
@@ -163,7 +163,7 @@ def test_agents_looping_on_tools_fire(hook: Hook) -> None:
             [tool_use(f"u{i}", args={"order_id": "7"})],
             stop="tool_use",
         )
-    r = signals_tick()
+    r = monitoring_tick()
     assert r.fired == 1
     alert = Alert.objects.get(rule__name=LOOPING)
     assert alert.state == "firing" and alert.volume == 28
@@ -175,6 +175,6 @@ def test_agents_looping_on_tools_fire(hook: Hook) -> None:
 def test_below_the_minimum_volume_nothing_fires(hook: Hook) -> None:
     configure(TRUNCATION, hook.url)
     answers(3, truncated=True, prefix="few")  # 100 % but 3 < 20 exchanges
-    assert signals_tick().fired == 0
+    assert monitoring_tick().fired == 0
     assert not Alert.objects.exists()
     assert hook.received == [] and mail.outbox == []

@@ -17,7 +17,7 @@ from conversations.monitoring.alerts import model_price_save
 from conversations.monitoring.models import ModelPrice
 from conversations.monitoring.readiness import recommend
 from conversations.services import conversation_record_event
-from tests.signals.helpers import store, text, thinking, user
+from tests.monitoring.helpers import store, text, thinking, user
 
 pytestmark = pytest.mark.django_db
 SNAPSHOT = "claude-sonnet-4-5-20250929"

@@ -1,5 +1,5 @@
-"""The operational signals at scale: the model page and ``signals_tick`` over rollups standing for
-10M exchanges, each beside the raw SQL of the rollup rows it reads; ingest with rollups on vs off.
+"""Monitoring at scale: the model page and ``monitoring_tick`` over rollups standing for 10M
+exchanges, each beside the raw SQL of the rollup rows it reads; ingest with rollups on vs off.
 
 What it measures:
 
@@ -14,7 +14,7 @@ What it measures:
 3. **The model page** (``model_page_read`` and its template, as a reader of one queue) for a
    snapshot over 30 days: p95 of ``--repeat`` reads, beside the p95 of the raw SQL that fetches
    the rollup rows it sums (``SELECT * FROM ... WHERE snapshot, queue, hour``).
-4. **signals_tick** (the two shipped rules and five more, every metric): p95 beside the raw SQL
+4. **monitoring_tick** (the two shipped rules and five more, every metric): p95 beside the raw SQL
    of the rollup rows of the widest window.
 5. **Quantiles, sketch vs exact**, on the sample's real exchanges: output-token p50/p90/p99
    read from the rollups' DDSketch bins (``monitoring/sketches.py``) beside ``percentile_disc`` over
@@ -24,7 +24,7 @@ What it measures:
 How to read it: the ratios say what the page and the tick cost over reading their rows; both stay
 flat however many exchanges the rollups stand for (rows grow with hours x keys, not exchanges).
 
-    .venv/bin/python bench/signals.py [--exchanges 10000000] [--sample 2000] [--quick]
+    .venv/bin/python bench/monitoring.py [--exchanges 10000000] [--sample 2000] [--quick]
 """
 
 from __future__ import annotations
@@ -184,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from conversations.demo import demo_bodies
     from conversations.models import Queue
-    from conversations.monitoring.alerts import signals_tick
+    from conversations.monitoring.alerts import monitoring_tick
     from conversations.monitoring.models import AlertRule, Rollup
     from conversations.monitoring.reads import model_page_read
     from conversations.monitoring.rollups import hour_of, rollups_compact
@@ -248,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def page() -> None:
         view = model_page_read(user=admin, snapshot=snapshot, queue=queue)
-        render_to_string("console/signals/model.html", {"view": view})
+        render_to_string("console/monitoring/model.html", {"view": view})
 
     since = timezone.now() - timedelta(days=30)
 
@@ -272,9 +272,9 @@ def main(argv: list[str] | None = None) -> int:
             cur.fetchall()
 
     page()
-    first = signals_tick()
+    first = monitoring_tick()
     page_ms, raw_page_ms = timed(page, args.repeat), timed(raw_page, args.repeat)
-    tick_ms, raw_tick_ms = timed(signals_tick, args.repeat), timed(raw_tick, args.repeat)
+    tick_ms, raw_tick_ms = timed(monitoring_tick, args.repeat), timed(raw_tick, args.repeat)
     timings = {"page": page_ms, "raw_page": raw_page_ms, "tick": tick_ms, "raw_tick": raw_tick_ms}
     p95 = {k: percentile(v, 95) for k, v in timings.items()}
     report(
@@ -288,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
             ("raw SQL of its rows p95", f"{p95['raw_page']:.1f} ms"),
             ("ratio page/raw SQL", f"{p95['page'] / p95['raw_page']:.2f}"),
             (
-                "signals_tick p95",
+                "monitoring_tick p95",
                 f"{p95['tick']:.1f} ms ({first.evaluated} rules; first tick fired {first.fired})",
             ),
             ("raw SQL of its rows p95", f"{p95['raw_tick']:.1f} ms (the widest window, 25 h)"),

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from conversations.monitoring.alerts import signals_tick
+from conversations.monitoring.alerts import monitoring_tick
 from conversations.monitoring.models import Alert
 from tests.console import test_browser as tb
-from tests.signals.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
+from tests.monitoring.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
 
 pytestmark = pytest.mark.slow
 MARKER = "MARKER-REASONING-SIGNALS-5c1e"
@@ -42,7 +42,7 @@ def _seed() -> int:
             latency=9000,
         )
     sonnet_price()
-    assert signals_tick().fired == 1
+    assert monitoring_tick().fired == 1
     return Alert.objects.get().pk
 
 

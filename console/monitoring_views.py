@@ -42,7 +42,7 @@ def _form(request: HttpRequest) -> SignalsForm:
 @login_required
 def signals_index(request: HttpRequest) -> HttpResponse:
     view = signals_index_read(user=request.user)
-    return render(request, "console/signals/index.html", {"view": view})
+    return render(request, "console/monitoring/index.html", {"view": view})
 
 
 @login_required
@@ -57,13 +57,13 @@ def model_page(request: HttpRequest, snapshot: str) -> HttpResponse:
         queue=data["queue"] or None,
         days=data["days"] or 30,
     )
-    return render(request, "console/signals/model.html", {"view": view})
+    return render(request, "console/monitoring/model.html", {"view": view})
 
 
 @login_required
 def alert_page(request: HttpRequest, pk: int) -> HttpResponse:
     view = alert_read(user=request.user, id=pk)
-    return render(request, "console/signals/alert.html", {"view": view})
+    return render(request, "console/monitoring/alert.html", {"view": view})
 
 
 @login_required
@@ -78,4 +78,4 @@ def readiness(request: HttpRequest) -> HttpResponse:
     view = readiness_read(
         user=request.user, model=data["model"] or None, queue=data["queue"] or None, since=since
     )
-    return render(request, "console/signals/readiness.html", {"view": view})
+    return render(request, "console/monitoring/readiness.html", {"view": view})

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from audit.models import AuditEvent
-from conversations.monitoring.alerts import signals_tick
+from conversations.monitoring.alerts import monitoring_tick
 from conversations.monitoring.models import Alert, AlertRule
 from tests.console.conftest import World, client_for
 from tests.console.test_crawl import MARKERS, crawl
-from tests.signals.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
+from tests.monitoring.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
@@ -71,7 +71,7 @@ def test_a_queue_one_may_not_read_is_a_404(client: Any, world: World) -> None:
 def test_alert_page_lists_only_conversations_the_reader_may_see(client: Any, world: World) -> None:
     seed()
     rule = AlertRule.objects.get(metric="truncation")
-    assert signals_tick().fired == 1
+    assert monitoring_tick().fired == 1
     alert = Alert.objects.get(rule=rule)
     agent = client_for(client, world, "agent")
     r = agent.get(f"/signals/alerts/{alert.pk}/")
@@ -97,7 +97,7 @@ def test_readiness_page(client: Any, world: World) -> None:
 
 def test_the_crawl_reaches_the_signals_pages_and_finds_no_marker(client: Any, world: World) -> None:
     seed()
-    signals_tick()
+    monitoring_tick()
     for role in ("agent", "admin"):
         pages = crawl(client_for(client, world, role))
         signal_pages = [u for u in pages if u.startswith("/signals/")]

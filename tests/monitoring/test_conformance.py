@@ -18,7 +18,7 @@ from conversations.monitoring.rewrites import EDITED, classify
 from conversations.monitoring.selectors import Sums
 from tests.conftest import post_json
 from tests.factories import UserFactory, roles
-from tests.signals.test_rollups import summed
+from tests.monitoring.test_rollups import summed
 
 pytestmark = pytest.mark.django_db
 MODEL = "claude-sonnet-4-5"

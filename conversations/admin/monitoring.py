@@ -25,7 +25,7 @@ from .base import AuditedAdmin, ReadOnlyAdmin
 class AlertRuleAdmin(AuditedAdmin):
     """What is watched (metric), where (queue, snapshot: blank for each), over which window,
     above which threshold, from which volume; who is told (webhook, e-mail). Muted rules are
-    evaluated but notify nobody. ``signals_tick`` evaluates them on its own beat entry."""
+    evaluated but notify nobody. ``monitoring_tick`` evaluates them on its own beat entry."""
 
     list_display = (
         "name",

@@ -13,7 +13,7 @@ from conversations.monitoring.models import Rollup
 from conversations.monitoring.rollups import FIELDS, contribution, rollups_rebuild
 from retention.services.erase import conversation_erase
 from tests.factories import UserFactory, roles
-from tests.signals.helpers import (
+from tests.monitoring.helpers import (
     assistant,
     store,
     text,

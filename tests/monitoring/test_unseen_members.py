@@ -15,7 +15,7 @@ from conversations.formats.profile import ANY_VALUE, Citation, Profile, Unseen, 
 from conversations.formats.registry import formats
 from conversations.models import Exchange
 from tests.conftest import post_json
-from tests.signals.test_rollups import summed
+from tests.monitoring.test_rollups import summed
 
 URL = "/api/v1/exchanges"
 

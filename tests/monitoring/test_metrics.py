@@ -21,7 +21,7 @@ from conversations.formats import formats
 from conversations.formats.profile import FINISH_ORDER, Finish
 from conversations.models import Conversation, Exchange
 from conversations.monitoring import sketches
-from conversations.monitoring.alerts import signals_tick
+from conversations.monitoring.alerts import monitoring_tick
 from conversations.monitoring.metrics import METRICS, behind, shown
 from conversations.monitoring.models import Alert, AlertRule, Rollup
 from conversations.monitoring.rewrites import SEEN
@@ -173,7 +173,7 @@ def test_the_tick_fires_each_metric_above_its_threshold_and_not_below() -> None:
             AlertRule.objects.create(
                 name=f"{name} {side}", metric=name, threshold=expected * factor, min_exchanges=N
             )
-    signals_tick()
+    monitoring_tick()
     firing = {
         a.rule.name: a
         for a in Alert.objects.select_related("rule").filter(
@@ -222,7 +222,7 @@ def test_every_finish_value_reaches_the_truncation_and_refusal_metrics() -> None
     AlertRule.objects.update(enabled=False)  # the shipped rules: not this test's
     for name in ("truncation", "refusal_rate"):
         AlertRule.objects.create(name=f"walk {name}", metric=name, threshold=0.5, min_exchanges=1)
-    signals_tick()
+    monitoring_tick()
 
     def firing(rule: str) -> set[str]:
         return set(

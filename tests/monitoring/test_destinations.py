@@ -29,7 +29,7 @@ from django.test import Client
 from django.utils import timezone
 
 from audit.models import AuditEvent
-from conversations.monitoring.alerts import rule_save, signals_tick
+from conversations.monitoring.alerts import monitoring_tick, rule_save
 from conversations.monitoring.delivery import notifications_deliver
 from conversations.monitoring.destinations import Refused, webhook_target
 from conversations.monitoring.models import Alert, AlertEvent, AlertRule, Notification
@@ -315,7 +315,7 @@ def test_a_rule_stored_before_validation_blocks_no_other_notification(
     assert [m.to for m in mail.outbox] == [["oncall@example.com"]]
     assert "\n" not in mail.outbox[0].subject
     # The tick and the pages still work.
-    signals_tick()
+    monitoring_tick()
     roles()
     client.force_login(UserFactory(username="adm", groups=["admin"]))
     assert client.get("/signals/").status_code == 200
@@ -376,7 +376,7 @@ def test_a_rule_with_alerts_is_disabled_and_deleted_from_the_admin(
     r = rule_save(rule=rule(emails="oncall@example.com"))
     queued(r, "email", "oncall@example.com")
     enabled = AlertRule.objects.filter(enabled=True).count()  # r, and the rules that ship
-    assert signals_tick().evaluated == enabled
+    assert monitoring_tick().evaluated == enabled
     page = client.post(
         "/admin/conversations/alertrule/",
         {"action": "disable_rules", "_selected_action": [r.pk]},
@@ -385,7 +385,7 @@ def test_a_rule_with_alerts_is_disabled_and_deleted_from_the_admin(
     r.refresh_from_db()
     assert not r.enabled
     # The tick evaluates the rules left enabled, not the disabled one.
-    assert signals_tick().evaluated == enabled - 1
+    assert monitoring_tick().evaluated == enabled - 1
     confirm = client.get(f"/admin/conversations/alertrule/{r.pk}/delete/")
     assert confirm.status_code == 200
     gone = client.post(f"/admin/conversations/alertrule/{r.pk}/delete/", {"post": "yes"})
@@ -400,5 +400,5 @@ def test_a_rule_with_alerts_is_disabled_and_deleted_from_the_admin(
     assert codes[0] == {"change": "deleted", "rule": r.pk}
     assert codes[1]["enabled"] is False
     # Nor the deleted one.
-    assert signals_tick().evaluated == enabled - 1
+    assert monitoring_tick().evaluated == enabled - 1
     assert client.get("/admin/conversations/alertrule/").status_code == 200
