@@ -61,6 +61,9 @@ class Candidate:
     pattern: str
     caseless: bool = False
     skip: int = 0  # characters of context the pattern reads before the position it stands for
+    # Only whether the text has one: reported once, at its end, with no start (Hyperscan's
+    # single-match mode, cheaper and incompatible with start offsets): a prefilter's answer.
+    presence: bool = False
 
 
 # The characters beyond ASCII that Python's case-insensitive matching takes for an ASCII letter
@@ -124,7 +127,11 @@ class Engine:
                 ids=list(range(len(self.candidates))),
                 elements=len(self.candidates),
                 flags=[
-                    hyperscan.HS_FLAG_SOM_LEFTMOST
+                    (
+                        hyperscan.HS_FLAG_SINGLEMATCH
+                        if c.presence
+                        else hyperscan.HS_FLAG_SOM_LEFTMOST
+                    )
                     | (hyperscan.HS_FLAG_CASELESS if c.caseless else 0)
                     for c in self.candidates
                 ],
