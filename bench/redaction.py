@@ -40,12 +40,12 @@ looks for findings over all the text it holds (48 characters and more), then red
 releases.
 
 Last measured (December 2026, a shared 2-CPU machine, CPU time, 3,000 snippets a corpus), before
-and after the one pass of issue 37 (engine.py): the project's corpus 3.99 -> 4.18 MB/s, 51.7x ->
-58.6x Presidio; the support-chat corpus 5.31 -> 6.71 MB/s, 67.2x -> 92.9x; deltas, find 7.1 ->
-6.9 µs (65x -> 62x: the pass costs about a microsecond a call, as the prefilters it replaced),
-hold-back 36 -> 33 µs. Precision and recall 1.00 for every kind and no near-miss flagged on both
-corpora, before and after. Earlier (wall-clock): deltas find 59-61x Presidio (issue 15), the
-whole snippets 52x. No validation is memoised (a memo would keep customers' numbers).
+and after the one pass of issue 37 (engine.py): the project's corpus 3.99 -> 4.78 MB/s, 51.7x ->
+69.1x Presidio; the support-chat corpus 5.31 -> 6.29-6.71 MB/s, 67.2x -> 82.8-92.9x (two runs);
+deltas, find 7.1 -> 6.7 µs (65x -> 68x), hold-back 36 -> 32 µs. Precision and recall 1.00 for
+every kind and no near-miss flagged on both corpora, before and after. Earlier (wall-clock):
+deltas find 59-61x Presidio (issue 15), the whole snippets 52x. No validation is memoised (a memo
+would keep customers' numbers).
 
     .venv/bin/python bench/redaction.py [--snippets 3000] [--seed 20261129] [--quick] [--misses]
         [--deltas-only] [--no-presidio]
