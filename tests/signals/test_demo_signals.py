@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 import re
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
