@@ -176,7 +176,9 @@ def _review_request(page: Any, base: str, width: str, pk: int) -> None:
     _log_in(page, base, "legal")
     menu = page.get_by_role("link", name=re.compile(r"^Review requests"))
     assert menu.count() == 1, "no Review requests entry in compliance's menu"
-    assert menu.locator(".badge").inner_text() == "1"
+    badge = menu.locator(".badge")  # loaded into the entry after the page (htmx)
+    badge.wait_for()
+    assert badge.inner_text() == "1"
     _shot(page, width, "menu-with-count")
     with page.expect_navigation():
         menu.click()
@@ -189,6 +191,7 @@ def _review_request(page: Any, base: str, width: str, pk: int) -> None:
     with page.expect_navigation():
         row.get_by_role("button", name="Approve").click()
     assert "approved" in page.locator(".messages").inner_text()
+    page.wait_for_load_state("networkidle")
     assert (
         page.get_by_role("link", name=re.compile(r"^Review requests")).locator(".badge").count()
         == 0
