@@ -110,19 +110,29 @@ class AlertRuleAdmin(AuditedAdmin):
     actions = ["disable_rules", "enable_rules"]
 
     def get_queryset(self, request: HttpRequest) -> Any:
-        self._known = (set(_known_queues()), set(_known_snapshots()))
-        return super().get_queryset(request)
+        from django.db.models import Exists, OuterRef
+
+        from ..models import Queue
+        from ..monitoring.models import Rollup
+
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                queue_exists=Exists(Queue.objects.filter(name=OuterRef("queue"))),
+                snapshot_exists=Exists(Rollup.objects.filter(served_model=OuterRef("snapshot"))),
+            )
+        )
 
     @admin.display(description="Scope")
-    def scope_matches(self, obj: AlertRule) -> str:
-        queues, snapshots = getattr(self, "_known", (set(), set()))
+    def scope_matches(self, obj: Any) -> str:
         missing = [
             f"{what} {name!r}"
-            for what, name, known in (
-                ("queue", obj.queue, queues),
-                ("snapshot", obj.snapshot, snapshots),
+            for what, name, exists in (
+                ("queue", obj.queue, getattr(obj, "queue_exists", True)),
+                ("snapshot", obj.snapshot, getattr(obj, "snapshot_exists", True)),
             )
-            if name and name not in known
+            if name and not exists
         ]
         return f"{' and '.join(missing)} matches nothing yet" if missing else "exists"
 
