@@ -19,6 +19,11 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("conversations/<int:pk>/", views.conversation_detail, name="conversation-detail"),
     path("conversations/<int:pk>/calls/<str:call>/", views.tool_call, name="conversation-call"),
+    path(
+        "conversations/<int:pk>/turns/<str:turn>/parts/",
+        views.turn_parts,
+        name="conversation-turn-parts",
+    ),
     path("conversations/<int:pk>/live", live_views.conversation_live, name="conversation-live"),
     path("live/", live_views.live_now, name="live-now"),
     path("live/markdown", views.live_markdown, name="live-markdown"),

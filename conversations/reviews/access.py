@@ -136,23 +136,6 @@ def review_access_pending_count(*, user: Any) -> int:
     return ReviewAccessRequest.objects.filter(status=ReviewAccessRequest.Status.PENDING).count()
 
 
-def review_deciders() -> QuerySet[Any]:
-    """The active people who may decide: superusers and members of the admin and compliance
-    groups (``permissions.is_compliance``)."""
-    from django.contrib.auth import get_user_model
-    from django.db.models import Q
-
-    from ..permissions import ADMIN_GROUP, COMPLIANCE_GROUP
-
-    return (
-        get_user_model()
-        .objects.filter(is_active=True)
-        .filter(Q(is_superuser=True) | Q(groups__name__in=[ADMIN_GROUP, COMPLIANCE_GROUP]))
-        .distinct()
-        .order_by("username")
-    )
-
-
 def review_access_pending() -> QuerySet[ReviewAccessRequest]:
     """Pending requests, oldest first, with who asked and on which conversation (one query)."""
     return (

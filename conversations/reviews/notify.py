@@ -2,7 +2,7 @@
 
 A new request queues one notification per channel in the transaction that stores it, in the
 signals' outbox (``monitoring.models.Notification``): an e-mail to each person who may decide it
-and has an address (``access.review_deciders``: compliance staff and admins, never the asker),
+and has an address (``review_deciders``: compliance staff and admins, never the asker),
 and a webhook to ``REVIEW_REQUESTS_WEBHOOK_URL`` when set. The signals' delivery sends them after
 the commit, each on its own, outside any transaction, with the same checks (a webhook address is
 checked again when sent; internal addresses are refused unless ``NOTIFY_ALLOWED_HOSTS`` names
@@ -19,16 +19,17 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from ..models import ReviewAccessRequest
 from ..monitoring.models import Notification
+from ..permissions import ADMIN_GROUP, COMPLIANCE_GROUP
 
 
 def review_request_notify(*, request: ReviewAccessRequest) -> list[Notification]:
     """Queue the notifications of a new request (in the caller's transaction)."""
-    from .access import review_deciders
-
     now = timezone.now()
     rows: list[Notification] = []
     url = getattr(settings, "REVIEW_REQUESTS_WEBHOOK_URL", "")
@@ -73,3 +74,15 @@ def review_request_payload(request: ReviewAccessRequest) -> tuple[str, str, dict
         "url": link,
     }
     return subject, text, body
+
+
+def review_deciders() -> QuerySet[Any]:
+    """The active people who may decide: superusers and members of the admin and compliance
+    groups (``permissions.is_compliance``)."""
+    return (
+        get_user_model()
+        .objects.filter(is_active=True)
+        .filter(Q(is_superuser=True) | Q(groups__name__in=[ADMIN_GROUP, COMPLIANCE_GROUP]))
+        .distinct()
+        .order_by("username")
+    )

@@ -124,6 +124,7 @@ class Turn:
     exchange: ExchangeSummary | None = None
     ordinal: int = 0  # of the exchange that brought its first message
     precise: bool = False  # shown with seconds: a neighbouring turn has the same minute
+    fold: Any = None  # folds.Fold: the calls of a long turn rendered on demand (folds.py)
     _group: tuple[Any, ...] = ()
 
     @property
@@ -146,10 +147,20 @@ class Timeline:
     # The turn each message of the path shows in (its key: the page's anchor), by sequence
     # number: where a branch point links to.
     turn_of: dict[int, str] = field(default_factory=dict)
+    folded: dict[str, str] = field(default_factory=dict)  # call key -> its fold's anchor
+
+    def anchor(self, call_key: str) -> str:
+        """Where a call is on the page: its own row, or the fold of a long turn holding it."""
+        return self.folded.get(call_key, f"call-{call_key}")
 
     @property
     def failed_calls(self) -> list[ToolCall]:
         return [c for c in self.calls.values() if c.tone == "error"]
+
+    @property
+    def first_failed_anchor(self) -> str:
+        failed = next((c for c in self.calls.values() if c.tone == "error"), None)
+        return self.anchor(failed.key) if failed is not None else ""
 
 
 def _sent_at(message: Any) -> datetime | None:
