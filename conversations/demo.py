@@ -11,10 +11,11 @@ what was asked, thought and answered, when) and the times; each format's kit
 the 29 days before today, 00:00 UTC, so every one is inside the signals' 30 days whenever in the
 day the demo is loaded), in a scattered order, far enough apart that a million stay distinct.
 
-**Twists**: every fourth conversation (``TWIST_EVERY``) goes wrong in one of the ways the
-signals watch, in turn (``formats.kit.DEMO_TWISTS``, and a slow answer): worded by the format
-whose kit words the most twists, in the queue ``TWIST_QUEUE`` only, so the demo's alert rules
-(``seed_demo``) each fire once, on that one queue and snapshot.
+**Twists**: every fourth conversation (``TWIST_EVERY``), after one ordinary conversation of each
+format, goes wrong in one of the ways the signals watch, in turn (``formats.kit.DEMO_TWISTS``,
+and a slow answer): worded by the format whose kit words the most twists, in the queue
+``TWIST_QUEUE`` only, so the demo's alert rules (``seed_demo``) each fire once, on that one
+queue and snapshot.
 """
 
 from __future__ import annotations
@@ -73,15 +74,18 @@ ANSWERS = [
 ]
 
 
-def twist_of(index: int) -> str:
-    """The twist of the demo's ``index``-th conversation ("" for most)."""
-    if index % TWIST_EVERY != TWIST_EVERY - 1:
+def twist_of(index: int, *, plain: int = 0) -> str:
+    """The twist of the demo's ``index``-th conversation ("" for most, and for the first
+    ``plain``: one ordinary conversation of each format comes first)."""
+    if index < plain or index % TWIST_EVERY != TWIST_EVERY - 1:
         return ""
     return TWISTS[(index // TWIST_EVERY) % len(TWISTS)]
 
 
 class _Scenario:
-    def __init__(self, rng: random.Random, index: int, first_at: datetime, minutes: int) -> None:
+    def __init__(
+        self, rng: random.Random, index: int, first_at: datetime, minutes: int, plain: int
+    ) -> None:
         self.rng = rng
         first, last = rng.choice(FIRST), rng.choice(LAST)
         self.customer = f"cus_{index:06d}"
@@ -96,7 +100,7 @@ class _Scenario:
         self.question = rng.choice(QUESTIONS).format(**self.__dict__)
         self.thinking = rng.choice(THINKING).format(**self.__dict__)
         self.answer = rng.choice(ANSWERS).format(**self.__dict__)
-        self.twist = twist_of(index)
+        self.twist = twist_of(index, plain=plain)
         if self.twist:
             self.queue = TWIST_QUEUE
         # Scattered over the span (its last 10 minutes left for the exchanges' own steps).
@@ -145,7 +149,7 @@ def demo_bodies(
     # The conversations that go wrong, in the format that words the most twists (one snapshot).
     twisted = max(rotation, key=lambda f: len(f.kit.demo_twists))
     for index in range(start, start + n):
-        scenario = _Scenario(rng, index, first_at, minutes)
+        scenario = _Scenario(rng, index, first_at, minutes, plain=len(rotation))
         fmt = rotation[index % len(rotation)]
         if scenario.twist and scenario.twist != SLOW:
             fmt = twisted if scenario.twist in twisted.kit.demo_twists else fmt

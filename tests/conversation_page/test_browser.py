@@ -1,4 +1,4 @@
-"""The conversation page in Chromium at 1280 and 390 px wide: its panels, a live answer, a share link.
+"""The conversation page in Chromium at 1280 and 390 px: its panels, a live answer, a share link.
 
 1. A three-turn conversation with tool calls: the timing-and-cost bars, their tokens and prices
    held against the stored exchanges; each bar's label reached by keyboard; nothing wider than a
@@ -29,10 +29,10 @@ from django.test import Client
 from conversations.models import Exchange
 from conversations.sharing.services import share_link_create
 from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PageProblems, _agent, _log_in
-from tests.live.conftest import live_prefix  # noqa: F401  (a Redis prefix of its own)
-from tests.live.test_live_browser import asgi_server  # noqa: F401
 from tests.conversation_page.streams import live_stream
 from tests.conversation_page.world import THOUGHT, build, expected_price
+from tests.live.conftest import live_prefix  # noqa: F401  (a Redis prefix of its own)
+from tests.live.test_live_browser import asgi_server  # noqa: F401
 
 pytestmark = pytest.mark.slow
 

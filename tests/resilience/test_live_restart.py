@@ -14,9 +14,9 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from conversations.live import hub, state
-from tests.resilience.redis_server import RedisServer
 from tests.live.test_filters import cuts, published_blocks
 from tests.live.test_sse import STREAM, feed, read_sse
+from tests.resilience.redis_server import RedisServer
 
 pytestmark = pytest.mark.django_db
 

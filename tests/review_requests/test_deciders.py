@@ -149,3 +149,16 @@ def test_a_notification_is_about_one_thing(world: Any) -> None:
     with pytest.raises(IntegrityError), transaction.atomic():
         Notification.objects.create(channel="email", target="x@example.com",
                                     next_attempt_at=timezone.now())  # fmt: skip
+
+
+def test_the_deciders_are_compliance_staff_and_admins(world: Any) -> None:
+    """The reviews room names the deciders itself (it sits below ``permissions``): the same
+    people as ``is_compliance``, for every kind of user."""
+    from conversations.permissions import is_compliance
+    from conversations.reviews.access import may_decide
+    from conversations.reviews.notify import review_deciders
+
+    superuser = UserFactory(username="root", is_superuser=True)
+    people = [u for u in world.users.values() if u is not None] + [superuser]
+    assert [may_decide(u) for u in people] == [is_compliance(u) for u in people]
+    assert set(review_deciders()) == {u for u in people if is_compliance(u)}

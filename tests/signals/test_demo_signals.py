@@ -78,12 +78,13 @@ def test_a_fresh_demo_is_recent_and_fires_each_alert_kind_once() -> None:
 def test_if_empty_loads_nothing_on_a_recent_demo_and_the_days_since_on_an_old_one() -> None:
     call_command("setup_roles", stdout=io.StringIO())
     today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-    # A demo loaded twelve days ago: its newest conversation is more than a day old.
+    # A demo loaded twelve days ago (its conversations stored then, over the month before).
     for body in demo_bodies(12, until=today - timedelta(days=12)):
         conversation_ingest_exchange(data=exchange_input(body))
+    Conversation.objects.update(created_at=today - timedelta(days=12))
     before = Conversation.objects.count()
     out = _seed("--if-empty")
-    assert "adding the days since" in out
+    assert "loaded 12 days ago, adding the days since" in out
     added = Conversation.objects.count() - before
     assert 0 < added < 40
     newest = Conversation.objects.order_by("-last_activity_at").first()

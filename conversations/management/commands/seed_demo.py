@@ -6,8 +6,8 @@ going wrong in a way the signals watch, in the queue ``priority``; one demo aler
 of the registry (``monitoring/metrics.py``) watches that queue over 30 days, so that the next
 signals tick (``signals_tick``, its beat entry under ``make run``) fires each kind once and every
 signals page has something to show. ``--if-empty`` loads nothing where conversations exist,
-unless they are only the demo's and the newest is older than a day: then it adds demo
-conversations for the days since (at most 29), so the last 30 days keep their activity.
+unless they are only the demo's, loaded before yesterday: then it adds demo conversations for
+the days since (at most 29), so the last 30 days keep their activity.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class Command(BaseCommand):
             # Only the demo's, grown old: the days since its newest, in proportion.
             days = min(29, gap)
             conversations = max(4, math.ceil(conversations * days / 29))
-            self.stdout.write(f"demo data: the newest is {gap} days old, adding the days since")
+            self.stdout.write(f"demo data: loaded {gap} days ago, adding the days since")
         self._ensure_policies()
         self._ensure_rules()
         start = Conversation.objects.count()
@@ -86,15 +86,16 @@ class Command(BaseCommand):
         )
 
     def _demo_gap(self) -> int | None:
-        """Whole days since the newest conversation, where every conversation is the demo's and
-        the newest is more than a day old; None otherwise (other data, or a fresh demo)."""
+        """Whole days since the demo was last loaded (its newest stored conversation), where
+        every conversation is the demo's and that was before yesterday; None otherwise (other
+        data, or a demo loaded since yesterday: its days are still the last 30)."""
         if Conversation.objects.exclude(external_id__regex=DEMO_ID).exists():
             return None
-        newest = Conversation.objects.aggregate(at=Max("last_activity_at"))["at"]
+        loaded = Conversation.objects.aggregate(at=Max("created_at"))["at"]
         today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
-        if newest is None or newest >= today - timedelta(days=1):
+        if loaded is None or loaded >= today - timedelta(days=1):
             return None
-        return (today - newest).days
+        return (today - loaded).days
 
     def _ensure_rules(self) -> None:
         """One demo rule per metric of the registry, on the demo's troubled queue."""
