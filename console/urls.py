@@ -31,6 +31,11 @@ urlpatterns = [
     path("conversations/<int:pk>/review/ask/", review_access_views.review_ask, name="review-ask"),
     path("review-requests/", review_access_views.review_requests, name="review-requests"),
     path(
+        "review-requests/waiting",
+        review_access_views.review_requests_waiting,
+        name="review-requests-waiting",
+    ),
+    path(
         "review-requests/<int:request_id>/decide/",
         review_access_views.review_request_decide,
         name="review-request-decide",

@@ -35,6 +35,9 @@ def last_id() -> int:
 
 
 def test_alert_rule_and_price_changes_are_audited(admin_client: Client) -> None:
+    from conversations.models import Queue
+
+    Queue.objects.create(name="billing")  # a rule chooses a queue that exists
     before = last_id()
     data = {
         "name": "latency",
