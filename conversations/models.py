@@ -213,6 +213,10 @@ class Exchange(models.Model):
     branched_at = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    # Not stored: the price table's row it is billed by (a ModelPrice or None), set by the
+    # conversation page's selector (selectors.conversation_page, ``priced``) for the timing panel.
+    price: Any = None
+
     class Meta:
         constraints = [
             models.UniqueConstraint(

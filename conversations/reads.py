@@ -32,7 +32,6 @@ from .live import state as live_state
 from .models import (
     Conversation,
     Exchange,
-    ModelPrice,
     ReviewAccessRequest,
     ReviewAlert,
     ReviewGrant,
@@ -132,12 +131,6 @@ class ConversationView:
     conformance: bool = False
 
 
-def _prices(exchanges: list[Exchange]) -> dict[str, ModelPrice]:
-    """The price table's rows for the models these exchanges name (one query, none if none)."""
-    names = {n for e in exchanges for n in (e.response_model, e.requested_model) if n}
-    return {p.model: p for p in ModelPrice.objects.filter(model__in=names)} if names else {}
-
-
 @transaction.atomic
 def conversation_list_read(
     *, user: Any, filters: ListFilters, used: list[str], limit: int = 50, match: str = ""
@@ -216,6 +209,7 @@ def _page_or_404(conversation: Conversation, user: Any, exchange: int | None) ->
             conversation,
             can_see_restricted=user.has_perm("conversations.view_restricted_fields"),
             exchange=exchange,
+            priced=True,  # the timing panel's prices, in the exchanges' own query
         )
     except NoSuchExchange:
         raise Http404("no such exchange in this conversation") from None
@@ -247,7 +241,7 @@ def conversation_read(*, user: Any, id: int, exchange: int | None = None) -> Con
         for link in (page.path.links if page.path is not None else [])
     ]
     links = share_links_of(conversation)
-    waterfall = build_waterfall(page, timeline, _prices(page.exchanges))
+    waterfall = build_waterfall(page, timeline)
     others = list(
         visible_conversations(user)
         .filter(customer_external_id=conversation.customer_external_id)
