@@ -83,6 +83,7 @@ __all__ = [
     "conversation_live_read",
     "conversation_read",
     "exchange_preview_read",
+    "live_now_count",
     "live_now_read",
     "review_grants_read",
     "tool_call_read",
@@ -368,6 +369,17 @@ def conversation_live_read(*, user: Any, id: int) -> int:
 @dataclass(frozen=True)
 class LiveNow:
     conversations: list[Conversation]
+
+
+def live_now_count(*, user: Any) -> int:
+    """How many of the conversations streaming an answer ``user`` may see: the menu's count.
+    A number that names no conversation: no audit row. One Redis read; a query only while
+    something is live."""
+    try:
+        pks = live_state.live_now()
+    except CACHE_ERRORS:
+        return 0
+    return visible_conversations(user).filter(pk__in=pks).count() if pks else 0
 
 
 @transaction.atomic

@@ -14,13 +14,21 @@ Screenshots go to ``$CONSOLE_SHOTS_DIR`` (default ``/tmp/i35-shots``).
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
+from django.test import Client
 
+from tests.console.conftest import exchange, world  # noqa: F401  (roles and users)
 from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PageProblems, _agent, _log_in
+from tests.factories import ingest
+from tests.live.conftest import live_prefix  # noqa: F401  (a Redis prefix of its own)
+from tests.live.test_live_browser import asgi_server  # noqa: F401
 from tests.signals.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
+from tests.workspace2.streams import live_stream
 
 pytestmark = pytest.mark.slow
 
@@ -97,3 +105,78 @@ def test_every_chart_is_legible_at_both_widths(live_server: Any, transactional_d
                 context.close()
         finally:
             browser.close()
+
+
+@pytest.mark.django_db(transaction=True, databases="__all__")
+def test_a_streaming_answer_is_seen_above_the_fold_and_live_now_follows(
+    asgi_server: str,  # noqa: F811
+    world: Any,  # noqa: F811
+    service_token: str,
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    conversation = world.billing
+    for turns in (1, 2, 3):  # a conversation of a few turns: the in-flight panel was below them
+        ingest(exchange("conv-billing", "billing", turns=turns))
+    client = Client()
+    client.force_login(world.users["agent"])
+    session = client.cookies["sessionid"].value
+    api = httpx.Client(
+        base_url=asgi_server, headers={"Authorization": f"Bearer {service_token}"}, timeout=30
+    )
+    pieces = live_stream()[:4]  # the answer has begun (a tool call), not ended
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1440, "height": 900})
+            context.add_cookies([{"name": "sessionid", "value": session, "url": asgi_server}])
+            now = context.new_page()
+            problems = PageProblems(now)
+            now.goto(f"{asgi_server}/live/")
+            assert "No conversation is streaming" in now.inner_text("#live-now")
+            assert now.locator("[data-live-count]").is_hidden()
+            now.evaluate("window.__same_page = 1")  # gone if the page reloads
+            page = context.new_page()
+            page_problems = PageProblems(page)
+            page.goto(f"{asgi_server}/conversations/{conversation.pk}/")
+            time.sleep(0.5)  # both EventSources connect
+            for seq, piece in enumerate(pieces):
+                r = api.post(
+                    "/api/v1/live/chunks",
+                    json={
+                        "conversation": conversation.external_id,
+                        "customer": conversation.customer_external_id,
+                        "format": "anthropic.messages",
+                        "exchange": "live-i35",
+                        "seq": seq,
+                        "chunk": piece,
+                    },
+                )
+                assert r.status_code == 202, r.text
+            live = page.locator("#live")
+            live.wait_for(state="visible", timeout=20000)
+            for label, (width, height) in WIDTHS.items():
+                page.set_viewport_size({"width": width, "height": height})
+                page.evaluate("window.scrollTo(0, 0)")
+                box = live.bounding_box()
+                assert box is not None
+                assert box["y"] + 40 < height, f"the in-flight panel at y={box['y']} ({label})"
+                turns = page.locator("ol.timeline").bounding_box()
+                assert turns is not None and box["y"] < turns["y"]
+                page.screenshot(path=str(SHOTS / f"live-conversation-{label}.png"))
+            # Live now: the list and the menu's count followed, the page was not reloaded.
+            now.wait_for_function(
+                f"() => document.querySelector('#live-now').textContent"
+                f".includes({conversation.external_id!r})",
+                timeout=20000,
+            )
+            assert now.evaluate("window.__same_page") == 1
+            badge = now.locator("[data-live-count]")
+            assert badge.is_visible() and badge.inner_text() == "1"
+            _shot(now, "live-now-1440.png")
+            now.set_viewport_size({"width": 390, "height": 844})
+            _shot(now, "live-now-390.png")
+            assert problems.errors == [] and page_problems.errors == []
+        finally:
+            browser.close()
+            api.close()
