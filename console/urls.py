@@ -43,6 +43,7 @@ urlpatterns = [
         name="conversation-export",
     ),
     path("conversations/<int:pk>/share/", sharing_views.share_create, name="share-create"),
+    path("conversations/<int:pk>/share/<int:link>/", sharing_views.share_made, name="share-made"),
     path("share-links/<int:link>/revoke/", sharing_views.share_revoke, name="share-revoke"),
     path("s/<str:token>/", sharing_views.share_page, name="share-page"),
     path("compliance/share-links/", sharing_views.share_links, name="share-links"),

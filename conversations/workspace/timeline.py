@@ -84,7 +84,9 @@ class ToolCall:
     call_id: str
     inputs: list[Shown] = field(default_factory=list)
     outputs: list[Shown] = field(default_factory=list)
-    hidden: list[str] = field(default_factory=list)  # "input:$.path" not kept
+    hidden: list[str] = field(default_factory=list)  # "input:$.path" not shown (see below)
+    # Of ``hidden``, those kept but restricted, which this person's role may not see.
+    restricted: list[str] = field(default_factory=list)
     result_type: str = ""
     has_result: bool = False
     is_error: bool | None = None
@@ -191,6 +193,7 @@ def _attach_result(call: ToolCall, block: Any, message: Any) -> None:
     _, outputs = _split(block)
     call.outputs.extend(outputs)
     call.hidden.extend(h for h in block.hidden if h.startswith("output:"))
+    call.restricted.extend(h for h in block.restricted if h.startswith("output:"))
     call.result_type = block.provider_type
     call.has_result = True
     if block.is_error is not None:
@@ -211,6 +214,7 @@ def _new_call(block: Any, message: Any, key: str, prof: Profile | None) -> ToolC
         call_id=block.call_id,
         inputs=inputs,
         hidden=[h for h in block.hidden if h.startswith("input:")],
+        restricted=[h for h in block.restricted if h.startswith("input:")],
         called_in=message.exchange.ordinal,
         at=_sent_at(message),
         call_status=block.status,
@@ -221,6 +225,7 @@ def _new_call(block: Any, message: Any, key: str, prof: Profile | None) -> ToolC
         # One block with both sides (an AI SDK tool part, an OpenAI server item).
         call.outputs = outputs
         call.hidden += [h for h in block.hidden if h.startswith("output:")]
+        call.restricted += [h for h in block.restricted if h.startswith("output:")]
         if whole:
             assert prof is not None
             call.has_result = prof.result_in(block.status)

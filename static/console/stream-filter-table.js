@@ -34,6 +34,19 @@ export const CLASSES = {
       "thinking"
     ]
   },
+  "bedrock.converse": {
+    "visible": [
+      "citationsContent",
+      "text"
+    ],
+    "audit": [
+      "toolResult",
+      "toolUse"
+    ],
+    "never": [
+      "reasoningContent"
+    ]
+  },
   "openai.chat": {
     "visible": [
       "content",
@@ -89,6 +102,7 @@ export const INLINE = {
 export const FILTER_CLASSES = {
   "ai-sdk.ui": "AiSdkFilter",
   "anthropic.messages": "AnthropicFilter",
+  "bedrock.converse": "BedrockFilter",
   "openai.chat": "ChatFilter",
   "openai.responses": "ResponsesFilter"
 };

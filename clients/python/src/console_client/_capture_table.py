@@ -8,12 +8,17 @@ from __future__ import annotations
 # is an exchange of that format; the first match wins (the longest suffix is first).
 PATHS: tuple[tuple[str, str], ...] = (
     ("/chat/completions", "openai.chat"),
+    ("/converse-stream", "bedrock.converse"),
     ("/v1/messages", "anthropic.messages"),
     ("/responses", "openai.responses"),
+    ("/converse", "bedrock.converse"),
 )
 # Formats whose provider puts the model in the URL: the body carries the call's endpoint.
-ENDPOINT: tuple[str, ...] = ("openai.chat",)
+ENDPOINT: tuple[str, ...] = (
+    "bedrock.converse",
+    "openai.chat",
+)
 # Formats whose streams are binary: posted base64-encoded as stream_base64.
-BINARY: tuple[str, ...] = ()
+BINARY: tuple[str, ...] = ("bedrock.converse",)
 # Where the provider SDKs keep their httpx client (attribute paths instrument() tries).
 HTTP_CLIENTS: tuple[str, ...] = ("_client",)
