@@ -218,7 +218,13 @@ def build_waterfall(page: Any, timeline: Timeline) -> Waterfall:
             continue  # a result without its call, or a server tool inside one model call
         turn = _turn_of(groups, call.called_in)
         assert turn is not None
-        placed.append((turn, ends.get(call.called_in), _tool_bar(call, timeline.anchor(call.key))))
+        placed.append(
+            (
+                turn,
+                ends.get(call.called_in),
+                _tool_bar(call, timeline.folded.get(call.key, f"call-{call.key}")),
+            )
+        )
     for turn, at, bar in placed:
         origin = starts.get(turn)
         bar.start_ms = _ms(at, origin) if at is not None and origin is not None else 0
