@@ -164,9 +164,9 @@ def conversation_list_read(
     visible = visible_conversations(user, queues=queues)
     rows, cursor = conversation_list(visible, filters, limit=limit)
     if filters.before:
-        newer, older = cursor, (conversation_cursor(rows[-1]) if rows else None)
+        newer, older = cursor, (conversation_cursor(rows[-1], filters.sort) if rows else None)
     else:
-        newer = conversation_cursor(rows[0]) if rows and filters.after else None
+        newer = conversation_cursor(rows[0], filters.sort) if rows and filters.after else None
         older = cursor
     paged = bool(filters.after or filters.before)
     total: int | None
