@@ -8,6 +8,7 @@ from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
 from conversations.permissions import can_read_conversations, is_compliance, is_console_admin
+from conversations.reads import live_now_count
 
 
 def _links(user: Any) -> dict[str, bool]:
@@ -24,7 +25,18 @@ def _links(user: Any) -> dict[str, bool]:
     }
 
 
+def _live(user: Any) -> int:
+    if not (user.is_authenticated and can_read_conversations(user)):
+        return 0
+    return live_now_count(user=user)
+
+
 def nav(request: HttpRequest) -> dict[str, Any]:
     # Lazy: pages that do not render the header cost no query. (The count of review requests
-    # waiting loads after the page, from its own URL: no page pays a query for it.)
-    return {"nav": SimpleLazyObject(lambda: _links(request.user))}
+    # waiting loads after the page, from its own URL: no page pays a query for it.) "Live now"'s
+    # count: one Redis read, and a query only while a conversation is streaming (the Live now
+    # page keeps it current: static/console/live-now.js).
+    return {
+        "nav": SimpleLazyObject(lambda: _links(request.user)),
+        "live": SimpleLazyObject(lambda: {"count": _live(request.user)}),
+    }

@@ -10,6 +10,7 @@ from django.forms.renderers import Jinja2
 
 from conversations import bounds
 from conversations.selectors import FLAGS, ListFilters, conversation_cursor_valid
+from conversations.selectors.listing import SORT_LABELS, SORTS
 from retention.models import LegalHold
 
 
@@ -35,7 +36,7 @@ class CursorField(forms.CharField):
 
     def validate(self, value: Any) -> None:
         super().validate(value)
-        if value and not conversation_cursor_valid(value):
+        if value and not any(conversation_cursor_valid(value, s) for s in ("", *SORTS)):
             raise forms.ValidationError("not a cursor of this list", code="invalid")
 
 
@@ -82,6 +83,15 @@ class ConversationFilterForm(forms.Form):
     until = BoundedDateField(required=False, label="Active until")
     after = CursorField(required=False, max_length=200)
     before = CursorField(required=False, max_length=200)
+    # The support lead's order and bounds (issue 35): in the URL like every filter, so a view is
+    # a link to bookmark or share.
+    sort = forms.ChoiceField(required=False, label="Sort by", choices=list(SORT_LABELS.items()))
+    min_output = forms.IntegerField(
+        required=False, min_value=0, max_value=2**62, label="Output tokens at least"
+    )
+    min_slowest = forms.IntegerField(
+        required=False, min_value=0, max_value=2**31 - 1, label="Slowest answer at least (ms)"
+    )
     # The rank of the page's first row, for "51 to 100 of 312" (only shown, never trusted).
     start = forms.IntegerField(
         required=False, min_value=1, max_value=10**9, widget=forms.HiddenInput
@@ -124,6 +134,15 @@ class ConversationFilterForm(forms.Form):
             assert isinstance(widget, forms.Select)
             widget.choices = [("", "any"), *[(v, label(v)) for v in options]]
 
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        sort = data.get("sort") or ""
+        for name in ("after", "before"):
+            cursor = data.get(name)
+            if cursor and not conversation_cursor_valid(cursor, sort):
+                self.add_error(name, "not a cursor of this order")
+        return data
+
     def filters(self) -> ListFilters:
         from datetime import datetime, time, timedelta
 
@@ -149,6 +168,9 @@ class ConversationFilterForm(forms.Form):
             after=data.get("after", ""),
             before=data.get("before", ""),
             status=data.get("status", ""),
+            sort=data.get("sort") or "",
+            min_output=data.get("min_output"),
+            min_slowest_ms=data.get("min_slowest"),
         )
 
     def active(self) -> bool:

@@ -26,8 +26,10 @@ from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.http.response import HttpResponseBase
 from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
 
 from conversations.live import hub
+from conversations.permissions import require_reader
 from conversations.reads import conversation_live_read, live_now_read
 
 from .ops.metrics import LIVE_VIEWERS
@@ -114,6 +116,48 @@ async def conversation_live(request: HttpRequest, pk: int) -> HttpResponseBase:
 
 @login_required
 def live_now(request: HttpRequest) -> HttpResponse:
+    """The conversations streaming an answer; the list alone for the page's own refresh
+    (``HX-Request``: static/console/live-now.js, told by ``live_now_stream``)."""
     view = live_now_read(user=request.user)
     context = {"conversations": view.conversations, "idle_seconds": settings.LIVE_IDLE_SECONDS}
-    return render(request, "console/live_now.html", context)
+    partial = request.headers.get("HX-Request") == "true"
+    template = "console/_live_now_list.html" if partial else "console/live_now.html"
+    response = render(request, template, context)
+    patch_vary_headers(response, ["HX-Request"])
+    return response
+
+
+def _may_read(user: Any) -> None:
+    require_reader(user)
+
+
+async def live_now_stream(request: HttpRequest) -> HttpResponseBase:
+    """``GET /live/stream``: an SSE ``now`` event whenever the set of live conversations
+    changes (``hub.watch_now``), so the Live now page refreshes its list without a reload. It
+    names no conversation (the list comes through ``live_now``'s read service, audited), so it
+    writes no audit row; it counts among the session's streams like a conversation's."""
+    user = await request.auser()
+    if not user.is_authenticated:
+        return redirect_to_login(request.get_full_path())
+    await sync_to_async(_may_read)(user)
+    if not isinstance(request, ASGIRequest):
+        return HttpResponse(status=204)  # under WSGI the page keeps its list as loaded
+    session = hashlib.sha256((request.session.session_key or "").encode()).hexdigest()[:16]
+    if _streams[session] >= settings.LIVE_MAX_STREAMS_PER_SESSION:
+        return _too_many_streams()
+    _streams[session] += 1
+    response = StreamingHttpResponse(_counted(hub.watch_now(), session))
+    response["Content-Type"] = "text/event-stream; charset=utf-8"
+    response["Cache-Control"] = "no-store"
+    response["X-Accel-Buffering"] = "no"
+    return response
+
+
+async def _counted(frames: AsyncIterator[bytes], session: str) -> AsyncIterator[bytes]:
+    try:
+        async for frame in frames:
+            yield frame
+    finally:
+        _streams[session] -= 1
+        if _streams[session] <= 0:
+            del _streams[session]

@@ -26,6 +26,7 @@ urlpatterns = [
     ),
     path("conversations/<int:pk>/live", live_views.conversation_live, name="conversation-live"),
     path("live/", live_views.live_now, name="live-now"),
+    path("live/stream", live_views.live_now_stream, name="live-now-stream"),
     path("live/markdown", views.live_markdown, name="live-markdown"),
     path("conversations/<int:pk>/review/", review_views.review, name="conversation-review"),
     path("conversations/<int:pk>/review/ask/", review_access_views.review_ask, name="review-ask"),

@@ -39,6 +39,7 @@ from conversations.permissions import (
 )
 from conversations.reads import conversation_list_read, conversation_read, tool_call_read
 from conversations.selectors import FLAGS
+from conversations.selectors.listing import SORT_LABELS
 from conversations.workspace.search import KIND_LABELS
 from retention.reads import audit_log_read, open_requests_read
 
@@ -126,9 +127,11 @@ def home(request: HttpRequest) -> HttpResponse:
         first=start if rows else 0,
         last=start + len(rows) - 1,
         status=form.cleaned_data["status"],
+        sort_label=SORT_LABELS.get(form.cleaned_data["sort"] or "", SORT_LABELS[""]),
         all_query=_with(request, status="", after="", before="", start=""),
         awaiting_query=_with(request, status="escalated", after="", before="", start=""),
     )
+    context["export_query"] = _with(request, after="", before="", start="")
     if listing.next_cursor:
         context["next_query"] = _with(
             request, after=listing.next_cursor, before="", start=str(start + len(rows))

@@ -82,6 +82,10 @@ class Conversation(models.Model):
         max_length=20, choices=STATUS_CHOICES, default="open", db_default="open"
     )
     status_at = models.DateTimeField(null=True, blank=True)
+    # What a support lead sorts and filters the list by (issue 35), kept by ingest like the
+    # counters: the output tokens of every exchange, and the slowest model call's latency.
+    output_tokens = models.BigIntegerField(default=0, db_default=0)
+    slowest_ms = models.PositiveIntegerField(default=0, db_default=0)
 
     class Meta:
         # The list's order. ``queue`` is included so that the list's narrow first query
@@ -112,6 +116,14 @@ class Conversation(models.Model):
             ),
             # Find: a ticket reference pasted into the search (``labels.ticket``).
             models.Index(KT("labels__ticket"), name="conv_ticket_idx"),
+            # The list's other orders (selectors/listing.py, ``sort``): the same shape as the
+            # activity's, so a page deep in them is an index range too (bench/console.py).
+            models.Index(
+                fields=["-output_tokens", "-id"], include=["queue"], name="conv_output_queue_idx"
+            ),
+            models.Index(
+                fields=["-slowest_ms", "-id"], include=["queue"], name="conv_slowest_queue_idx"
+            ),
         ]
         permissions = [
             ("view_restricted_fields", "See tool fields of the restricted storage class"),
@@ -212,6 +224,10 @@ class Exchange(models.Model):
     branch = models.CharField(max_length=20, blank=True, default="", db_default="")
     branched_at = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    # Not stored: the price table's row it is billed by (a ModelPrice or None), set by the
+    # conversation page's selector (selectors.conversation_page, ``priced``) for the timing panel.
+    price: Any = None
 
     class Meta:
         constraints = [

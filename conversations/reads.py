@@ -32,7 +32,6 @@ from .live import state as live_state
 from .models import (
     Conversation,
     Exchange,
-    ModelPrice,
     ReviewAccessRequest,
     ReviewAlert,
     ReviewGrant,
@@ -84,6 +83,7 @@ __all__ = [
     "conversation_live_read",
     "conversation_read",
     "exchange_preview_read",
+    "live_now_count",
     "live_now_read",
     "review_grants_read",
     "tool_call_read",
@@ -132,12 +132,6 @@ class ConversationView:
     conformance: bool = False
 
 
-def _prices(exchanges: list[Exchange]) -> dict[str, ModelPrice]:
-    """The price table's rows for the models these exchanges name (one query, none if none)."""
-    names = {n for e in exchanges for n in (e.response_model, e.requested_model) if n}
-    return {p.model: p for p in ModelPrice.objects.filter(model__in=names)} if names else {}
-
-
 @transaction.atomic
 def conversation_list_read(
     *, user: Any, filters: ListFilters, used: list[str], limit: int = 50, match: str = ""
@@ -170,9 +164,9 @@ def conversation_list_read(
     visible = visible_conversations(user, queues=queues)
     rows, cursor = conversation_list(visible, filters, limit=limit)
     if filters.before:
-        newer, older = cursor, (conversation_cursor(rows[-1]) if rows else None)
+        newer, older = cursor, (conversation_cursor(rows[-1], filters.sort) if rows else None)
     else:
-        newer = conversation_cursor(rows[0]) if rows and filters.after else None
+        newer = conversation_cursor(rows[0], filters.sort) if rows and filters.after else None
         older = cursor
     paged = bool(filters.after or filters.before)
     total: int | None
@@ -216,6 +210,7 @@ def _page_or_404(conversation: Conversation, user: Any, exchange: int | None) ->
             conversation,
             can_see_restricted=user.has_perm("conversations.view_restricted_fields"),
             exchange=exchange,
+            priced=True,  # the timing panel's prices, in the exchanges' own query
         )
     except NoSuchExchange:
         raise Http404("no such exchange in this conversation") from None
@@ -247,7 +242,7 @@ def conversation_read(*, user: Any, id: int, exchange: int | None = None) -> Con
         for link in (page.path.links if page.path is not None else [])
     ]
     links = share_links_of(conversation)
-    waterfall = build_waterfall(page, timeline, _prices(page.exchanges))
+    waterfall = build_waterfall(page, timeline)
     others = list(
         visible_conversations(user)
         .filter(customer_external_id=conversation.customer_external_id)
@@ -374,6 +369,17 @@ def conversation_live_read(*, user: Any, id: int) -> int:
 @dataclass(frozen=True)
 class LiveNow:
     conversations: list[Conversation]
+
+
+def live_now_count(*, user: Any) -> int:
+    """How many of the conversations streaming an answer ``user`` may see: the menu's count.
+    A number that names no conversation: no audit row. One Redis read; a query only while
+    something is live."""
+    try:
+        pks = live_state.live_now()
+    except CACHE_ERRORS:
+        return 0
+    return visible_conversations(user).filter(pk__in=pks).count() if pks else 0
 
 
 @transaction.atomic

@@ -375,6 +375,8 @@ def plan_batch(
         ordinal = conversation.exchanges_before + conversation.exchanges + 1
         first = conversation.add(plan, data.format, ordinal, meta)
         conversation.tool_calls += plan.tool_call_count
+        conversation.output_tokens += max(0, parsed.params.usage.output_tokens or 0)
+        conversation.slowest_ms = max(conversation.slowest_ms, data.latency_ms or 0)
         conversation.truncated |= parsed.params.truncated
         conversation.refusal |= parsed.params.refusal
         conversation.rewritten |= plan.rewritten_at is not None

@@ -114,6 +114,8 @@ class ConversationState:
     messages_added: int = 0  # added by this batch
     exchanges: int = 0  # added by this batch
     tool_calls: int = 0  # added by this batch
+    output_tokens: int = 0  # added by this batch
+    slowest_ms: int = 0  # the slowest model call of this batch
     activity: datetime | None = None  # the latest started_at of this batch's exchanges
     truncated: bool = False  # any exchange of this batch was so flagged
     refusal: bool = False

@@ -134,6 +134,8 @@ _UPDATE_COUNTERS = f"""
     SET message_count = c.message_count + v.m,
         exchange_count = c.exchange_count + v.e,
         tool_call_count = c.tool_call_count + v.t,
+        output_tokens = c.output_tokens + v.o,
+        slowest_ms = GREATEST(c.slowest_ms, v.l),
         any_truncated = c.any_truncated OR v.ft,
         any_refusal = c.any_refusal OR v.fr,
         any_rewritten = c.any_rewritten OR v.fw,
@@ -141,8 +143,8 @@ _UPDATE_COUNTERS = f"""
         last_activity_at = CASE WHEN c.exchange_count = 0 THEN v.a
                                 ELSE GREATEST(c.last_activity_at, v.a) END
     FROM unnest(%s::bigint[], %s::int[], %s::int[], %s::int[], %s::timestamptz[],
-                %s::bool[], %s::bool[], %s::bool[])
-         AS v(id, m, e, t, a, ft, fr, fw)
+                %s::bool[], %s::bool[], %s::bool[], %s::bigint[], %s::int[])
+         AS v(id, m, e, t, a, ft, fr, fw, o, l)
     WHERE c.id = v.id
 """  # noqa: S608
 
@@ -373,6 +375,8 @@ def update_counters(
             [c.truncated for c in touched],
             [c.refusal for c in touched],
             [c.rewritten for c in touched],
+            [c.output_tokens for c in touched],
+            [min(c.slowest_ms, 2**31 - 1) for c in touched],
         ],
     )
 

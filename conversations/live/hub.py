@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 import weakref
 from collections import deque
 from collections.abc import AsyncGenerator
@@ -352,3 +353,44 @@ async def _frames(
         if fresh:
             viewer.sent()
             yield b"".join(fresh)
+
+
+# "Live now"'s stream: an event with no data (which conversations, the page reads through its
+# read service: access and audit stay there).
+NOW_FRAME = b"event: now\ndata: {}\n\n"
+
+
+async def _live_set(r: Any) -> set[bytes]:
+    since = time.time() - settings.LIVE_IDLE_SECONDS
+    members: Any = await r.zrangebyscore(state.key("now"), since, "+inf")
+    return set(members)
+
+
+async def watch_now() -> AsyncGenerator[bytes, None]:
+    """The Live now page's stream: a ``now`` event each time the set of conversations streaming
+    an answer changes. The channel says when one joins or closes; one that goes quiet (its state
+    expires, no message) is noticed at the next keepalive tick. One subscription per web
+    process, like a conversation's."""
+    hub = _hub()
+    viewer = Viewer()
+    name = state.channel("now")
+    try:
+        await hub.join(name, viewer)
+        last = await _live_set(hub.redis)  # before the first frame: a change after it counts
+        yield b"retry: 2000\n\n"
+        while True:
+            waiting = await viewer.take()
+            if waiting is None:
+                return
+            current = await _live_set(hub.redis)
+            if current != last:
+                last = current
+                viewer.sent()
+                yield NOW_FRAME
+            elif not waiting:
+                yield b": keepalive\n\n"
+    except (RedisError, OSError) as exc:
+        logger.warning("the live-now stream ended: Redis (%s)", type(exc).__name__)
+        yield UNAVAILABLE
+    finally:
+        await asyncio.shield(hub.leave(name, viewer))

@@ -23,7 +23,7 @@ Keys (``LIVE_KEY_PREFIX``, then):
   a viewer resuming with ``Last-Event-ID`` misses nothing published after the restart (ids stay
   below 2^53: JavaScript reads them exactly).
 - ``now`` (a sorted set: conversation pk by last activity) and ``open:<pk>`` (its open exchanges):
-  the "Live now" list.
+  the "Live now" list; channel ``c:now`` says when one joins or leaves it (``hub.watch_now``).
 
 A chunk, and the close of an exchange, cost two round trips, each one Lua script: ``begin``
 (the closed mark, the lock, the state) and ``commit`` (the state, the counter, the log, the
@@ -66,7 +66,7 @@ def key(*parts: object) -> str:
     return ":".join([settings.LIVE_KEY_PREFIX, *map(str, parts)])
 
 
-def channel(conversation_id: int) -> str:
+def channel(conversation_id: int | str) -> str:  # "now": told when "Live now" changes
     return key("c", conversation_id)
 
 
@@ -95,7 +95,8 @@ return {'ok'}
 # lock is no longer this chunk's, or when the state it read is gone meanwhile (closed, expired,
 # or forgotten by an erasure: a chunk read before must not bring it back), and nothing when the
 # exchange is new and its conversation has ``cap`` exchanges open already.
-# KEYS: lock:<h>, x:<h>, n:<pk>, log:<pk>, now, open:<pk>, channel c:<pk>, t:<h>, e:<h>
+# KEYS: lock:<h>, x:<h>, n:<pk>, log:<pk>, now, open:<pk>, channel c:<pk>, t:<h>, e:<h>,
+#       "Live now"'s channel (told when the conversation joins "now")
 # ARGV: token, had state (1/0), state, idle seconds, events kept, now, pk, h, exchange label,
 #       extras (JSON: the tail's "mode" "a" or "r" and its sealed "seg", the early chunks to
 #       "set" and to "del", the open exchanges' "cap" and the keys' "prefix"), then each event's
@@ -148,7 +149,9 @@ if n > 0 then
   redis.call('EXPIRE', KEYS[4], idle * 10)
   redis.call('EXPIRE', KEYS[3], 86400)
 end
-redis.call('ZADD', KEYS[5], ARGV[6], ARGV[7])
+if redis.call('ZADD', KEYS[5], ARGV[6], ARGV[7]) == 1 then
+  redis.call('PUBLISH', KEYS[10], '{"id": 0, "type": "now"}')
+end
 redis.call('SADD', KEYS[6], ARGV[8])
 redis.call('EXPIRE', KEYS[6], idle)
 redis.call('DEL', KEYS[1])
@@ -296,6 +299,7 @@ def commit(
         channel(conversation_id),
         key("t", h),
         key("e", h),
+        channel("now"),
     ]
     extra = {
         "mode": extras.mode,
@@ -371,8 +375,8 @@ def mark_closed(conversation_id: int, h: str) -> None:
         p.set(key("closed", h), 1, ex=86400)
         p.srem(key("open", conversation_id), h)
         p.execute()
-    if not r.scard(key("open", conversation_id)):
-        r.zrem(key("now"), conversation_id)
+    if not r.scard(key("open", conversation_id)) and r.zrem(key("now"), conversation_id):
+        r.publish(channel("now"), '{"id": 0, "type": "now"}')
 
 
 def forget(conversation_id: int) -> int:
@@ -389,6 +393,7 @@ def forget(conversation_id: int) -> int:
     with r.pipeline(transaction=True) as p:
         p.delete(*names)
         p.zrem(key("now"), str(conversation_id))
+        p.publish(channel("now"), '{"id": 0, "type": "now"}')
         removed: Any = p.execute()[0]
     return int(removed)
 

@@ -11,23 +11,32 @@ from django.utils.safestring import SafeString, mark_safe
 
 from . import buckets
 
+# Rows in percent of the chart's width: labels, then the bars, the numbers right-aligned. The
+# SVG has no viewBox: its units are CSS pixels, so text is drawn at FONT_PX whatever the width the
+# page gives the chart (a viewBox scaled a 420-unit drawing into ~230 px: 6 px text, issue 35).
+LABEL_END = 40  # percent
+BAR_START, BAR_END = 41, 73
+ROW_PX = 24
+FONT_PX = 13
 
-def bars(rows: Sequence[tuple[str, float, str]], *, title: str, width: int = 420) -> SafeString:
-    """Horizontal bars: (label, value, the value in words) per row."""
-    height = 22 * len(rows) + 8
+
+def bars(rows: Sequence[tuple[str, float, str]], *, title: str) -> SafeString:
+    """Horizontal bars: (label, value, the value in words) per row, as wide as the page allows
+    (``svg.chart`` in console.css), the text never scaled."""
+    height = ROW_PX * len(rows) + 8
     top = max((v for _, v, _ in rows), default=0) or 1
     parts = [
-        f'<svg class="chart" role="img" aria-label="{escape(title)}" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">',
+        f'<svg class="chart" role="img" aria-label="{escape(title)}" width="100%" '
+        f'height="{height}" font-size="{FONT_PX}" xmlns="http://www.w3.org/2000/svg">',
         f"<title>{escape(title)}</title>",
     ]
     for i, (label, value, words) in enumerate(rows):
-        y = 4 + 22 * i
-        w = round((width - 260) * value / top)
+        y = 4 + ROW_PX * i
+        w = round((BAR_END - BAR_START) * value / top, 2)
         parts.append(
-            f'<text x="0" y="{y + 14}" font-size="12">{escape(label)}</text>'
-            f'<rect x="150" y="{y + 3}" width="{w}" height="14" fill="#4a6fa5"/>'
-            f'<text x="{156 + w}" y="{y + 14}" font-size="12">{escape(words)}</text>'
+            f'<text x="0" y="{y + 16}">{escape(label)}</text>'
+            f'<rect x="{BAR_START}%" y="{y + 4}" width="{w}%" height="15" fill="#4a6fa5"/>'
+            f'<text x="100%" y="{y + 16}" text-anchor="end">{escape(words)}</text>'
         )
     parts.append("</svg>")
     return mark_safe("".join(parts))  # noqa: S308 (every piece above is escaped or a number)

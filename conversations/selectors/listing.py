@@ -7,6 +7,7 @@ import base64
 import contextlib
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.contrib.postgres.search import SearchQuery
 from django.db.models import Exists, JSONField, OuterRef, Q, QuerySet, Subquery
@@ -38,6 +39,16 @@ class ListFilters:
     identifier: str = ""
     status: str = ""
     before: str = ""
+    # The order (SORTS: "" newest activity first) and the support lead's lower bounds.
+    sort: str = ""
+    min_output: int | None = None
+    min_slowest_ms: int | None = None
+
+
+# The list's orders besides the activity's: the column, highest first, then the id (each has
+# its index: models.Conversation.Meta). A cursor of one names it ("output:<value>|<id>").
+SORTS = {"output": "output_tokens", "slowest": "slowest_ms"}
+SORT_LABELS = {"": "newest activity", "output": "most output tokens", "slowest": "slowest answer"}
 
 
 FLAGS = {
@@ -48,59 +59,77 @@ FLAGS = {
 }
 
 
-def _cursor(row: Conversation) -> str:
-    raw = f"{row.last_activity_at.isoformat()}|{row.pk}"
+def _cursor(row: Conversation, sort: str = "") -> str:
+    if sort in SORTS:
+        raw = f"{sort}:{getattr(row, SORTS[sort])}|{row.pk}"
+    else:
+        raw = f"{row.last_activity_at.isoformat()}|{row.pk}"
     return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
 
 
-def _after(cursor: str) -> tuple[datetime, int] | None:
+def _after(cursor: str, sort: str = "") -> tuple[Any, int] | None:
+    """The cursor's (value, id): a time for the activity's order, a number for ``SORTS``; None
+    for a cursor the list could not have made (or one of another order)."""
     try:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
         at, pk = raw.rsplit("|", 1)
+        if not 0 < int(pk) <= bounds.INT64_MAX:
+            return None
+        name, _, number = at.partition(":")
+        if name in SORTS and number.isascii() and number.isdigit():
+            value = int(number)
+            return (value, int(pk)) if name == sort and value <= bounds.INT64_MAX else None
+        if sort:
+            return None
         when = bounds.check_offset(datetime.fromisoformat(at))  # PostgreSQL holds ±15:59
-        if when.tzinfo is None or not 0 < int(pk) <= bounds.INT64_MAX:
+        if when.tzinfo is None:
             return None
         return when, int(pk)
     except (ValueError, UnicodeDecodeError):  # bounds.OutOfBounds is a ValueError
         return None
 
 
-def conversation_cursor_valid(cursor: str) -> bool:
-    """Whether ``cursor`` is one the list could have made (the console's form refuses others)."""
-    return _after(cursor) is not None
+def conversation_cursor_valid(cursor: str, sort: str = "") -> bool:
+    """Whether ``cursor`` is one the list could have made for the order ``sort`` (the console's
+    form refuses others)."""
+    return _after(cursor, sort) is not None
 
 
 def conversation_list(
     visible: QuerySet[Conversation], filters: ListFilters, *, limit: int = 50
 ) -> tuple[list[Conversation], str | None]:
-    """One page of conversations, newest activity first, and the cursor of the next page.
+    """One page of conversations, newest activity first (or as ``sort`` says), and the cursor of
+    the next page.
 
-    Keyset pagination on (last_activity_at, id): a page costs the same deep in the list as at
-    its top. Flags are columns of the conversation; model and finish reason are EXISTS
-    subqueries; search is a full-text query over the visible (redacted) text: one query for the
-    page whatever its length. With ``before`` (the newer page's cursor) the page is the one just
-    above it, and the cursor returned is the next newer page's (None at the top). The page's rows
-    are read again by id (``_page``), so annotations or ``select_related`` on ``visible`` do not
-    carry over: add them there.
+    Keyset pagination on (last_activity_at, id), or on (``sort``'s column, id) (``SORTS``, each
+    with its index): a page costs the same deep in the list as at its top. Flags are columns of
+    the conversation; model and finish reason are EXISTS subqueries; search is a full-text query
+    over the visible (redacted) text: one query for the page whatever its length. With
+    ``before`` (the newer page's cursor) the page is the one just above it, and the cursor
+    returned is the next newer page's (None at the top). The page's rows are read again by id
+    (``_page``), so annotations or ``select_related`` on ``visible`` do not carry over: add them
+    there.
     """
     qs = _filtered(visible, filters)
-    if filters.before and (cursor := _after(filters.before)) is not None:
+    column = SORTS.get(filters.sort, "last_activity_at")
+    sort = filters.sort if filters.sort in SORTS else ""
+    if filters.before and (cursor := _after(filters.before, sort)) is not None:
         at, pk = cursor
-        qs = qs.filter(last_activity_at__gte=at).filter(
-            Q(last_activity_at__gt=at) | Q(last_activity_at=at, pk__gt=pk)
+        qs = qs.filter(**{f"{column}__gte": at}).filter(
+            Q(**{f"{column}__gt": at}) | Q(**{column: at, "pk__gt": pk})
         )
-        newer = _page(qs, ("last_activity_at", "pk"), limit + 1)
+        newer = _page(qs, (column, "pk"), limit + 1)
         more = len(newer) > limit
         page = list(reversed(newer[:limit]))
-        return page, (_cursor(page[0]) if more else None)
-    if filters.after and (cursor := _after(filters.after)) is not None:
+        return page, (_cursor(page[0], sort) if more else None)
+    if filters.after and (cursor := _after(filters.after, sort)) is not None:
         at, pk = cursor
         # The redundant "<=" lets PostgreSQL start the index scan at the cursor.
-        qs = qs.filter(last_activity_at__lte=at).filter(
-            Q(last_activity_at__lt=at) | Q(last_activity_at=at, pk__lt=pk)
+        qs = qs.filter(**{f"{column}__lte": at}).filter(
+            Q(**{f"{column}__lt": at}) | Q(**{column: at, "pk__lt": pk})
         )
-    rows = _page(qs, ("-last_activity_at", "-pk"), limit + 1)
-    next_cursor = _cursor(rows[limit - 1]) if len(rows) > limit else None
+    rows = _page(qs, (f"-{column}", "-pk"), limit + 1)
+    next_cursor = _cursor(rows[limit - 1], sort) if len(rows) > limit else None
     return rows[:limit], next_cursor
 
 
@@ -114,9 +143,9 @@ def _page(qs: QuerySet[Conversation], order: tuple[str, str], n: int) -> list[Co
     return list(Conversation.objects.filter(pk__in=ids).order_by(*order))
 
 
-def conversation_cursor(row: Conversation) -> str:
-    """The keyset cursor of a row (for the newer page's ``before``)."""
-    return _cursor(row)
+def conversation_cursor(row: Conversation, sort: str = "") -> str:
+    """The keyset cursor of a row in the order ``sort`` (for the newer page's ``before``)."""
+    return _cursor(row, sort if sort in SORTS else "")
 
 
 def conversation_count(
@@ -169,6 +198,10 @@ def _filtered(visible: QuerySet[Conversation], filters: ListFilters) -> QuerySet
         qs = qs.filter(pk__in=carrying.values("conversation_id"))
     if filters.status:
         qs = qs.filter(status=filters.status)
+    if filters.min_output is not None:
+        qs = qs.filter(output_tokens__gte=filters.min_output)
+    if filters.min_slowest_ms is not None:
+        qs = qs.filter(slowest_ms__gte=filters.min_slowest_ms)
     return qs
 
 

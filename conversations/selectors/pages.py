@@ -15,6 +15,7 @@ from ..keystore.keys import data_key_for, decrypt_message
 from ..models import Block, Conversation, ConversationEvent, Exchange, Message, UnknownBlockType
 from ..projection.policies import tool_links
 from ..projection.project import restricted_paths, view_fields
+from .prices import price_from_row, price_row
 
 # A conversation with at least this many tool calls is flagged "many tool calls".
 MANY_TOOL_CALLS = 5
@@ -249,6 +250,7 @@ def conversation_page(
     up_to: int | None = None,
     holding: int | None = None,
     every_branch: bool = False,
+    priced: bool = False,
 ) -> ConversationPage:
     """A conversation with the exchanges, messages, blocks and events of one path, in a fixed
     number of queries: the latest path (the one the customer saw last), exchange ``exchange``'s
@@ -263,12 +265,18 @@ def conversation_page(
     encrypted raw text and the blocks' search vectors are deferred: pages show projections
     only. The blocks are grouped here rather than by ``prefetch_related``, which builds a
     queryset per message (a fifth of a 201-message page's time, ``bench/console.py``).
+
+    ``priced``: each exchange also gets ``price``, the price table's row it is billed by (its
+    snapshot's, else its alias's; None), read in the exchanges' own query: the timing panel's
+    prices cost the page no query of their own, however many models it names.
     """
-    exchanges = list(
-        Exchange.objects.filter(conversation=conversation)
-        .defer("settings_ciphertext")
-        .order_by("ordinal")
-    )
+    rows_of = Exchange.objects.filter(conversation=conversation).defer("settings_ciphertext")
+    if priced:
+        rows_of = rows_of.annotate(price_row=price_row())
+    exchanges = list(rows_of.order_by("ordinal"))
+    if priced:
+        for e in exchanges:
+            e.price = price_from_row(e.price_row)  # type: ignore[attr-defined]
     by_id = {e.pk: e for e in exchanges}
     by_ordinal = {e.ordinal: e for e in exchanges}
     tree = Tree(

@@ -147,11 +147,7 @@ class Timeline:
     # The turn each message of the path shows in (its key: the page's anchor), by sequence
     # number: where a branch point links to.
     turn_of: dict[int, str] = field(default_factory=dict)
-    folded: dict[str, str] = field(default_factory=dict)  # call key -> its fold's anchor
-
-    def anchor(self, call_key: str) -> str:
-        """Where a call is on the page: its own row, or the fold of a long turn holding it."""
-        return self.folded.get(call_key, f"call-{call_key}")
+    folded: dict[str, str] = field(default_factory=dict)  # call key -> its fold (folds.py)
 
     @property
     def failed_calls(self) -> list[ToolCall]:
@@ -159,8 +155,8 @@ class Timeline:
 
     @property
     def first_failed_anchor(self) -> str:
-        failed = next((c for c in self.calls.values() if c.tone == "error"), None)
-        return self.anchor(failed.key) if failed is not None else ""
+        key = next((c.key for c in self.calls.values() if c.tone == "error"), "")
+        return self.folded.get(key, f"call-{key}") if key else ""
 
 
 def _sent_at(message: Any) -> datetime | None:

@@ -17,15 +17,16 @@ customer wrote an hour later; the turn's own time is shown with it.
   profile's ``usage.counted``), output, and reasoning: as reported, else as the format's
   profile estimated it at ingest (``Exchange.reasoning_estimated``), and marked so.
 - **Price**: per call from the admin's price table (``ModelPrice``, per million tokens; the
-  snapshot's price, else the alias's; reasoning billed as output), per turn the sum; a call
+  snapshot's price, else the alias's, read with the exchanges: ``selectors/prices.py``;
+  reasoning billed as output), per turn the sum; a call
   without a price says so and the turn's sum says how many it leaves out.
 
-Pure: the rows come from ``selectors.conversation_page`` and the prices from the read service.
+Pure: the rows and their prices come from ``selectors.conversation_page``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -179,7 +180,9 @@ def _turn_of(groups: list[tuple[int, TurnCost]], ordinal: int | None) -> TurnCos
     return found or (groups[0][1] if groups else None)
 
 
-def build_waterfall(page: Any, timeline: Timeline, prices: Mapping[str, Any]) -> Waterfall:
+def build_waterfall(page: Any, timeline: Timeline) -> Waterfall:
+    """The panel of ``page`` (a ``ConversationPage`` read with ``priced``: each exchange
+    carries its ``price``, the price table's row or None) and its timeline."""
     groups = _groups(timeline)
     if not groups:
         groups = [(0, TurnCost(1, "", None))]
@@ -190,8 +193,7 @@ def build_waterfall(page: Any, timeline: Timeline, prices: Mapping[str, Any]) ->
     for e in page.exchanges:
         turn = _turn_of(groups, e.ordinal)
         assert turn is not None
-        model = e.response_model or e.requested_model
-        price = prices.get(model) or prices.get(e.requested_model)
+        price = getattr(e, "price", None)
         tokens, cost = call_price(price, e.format, e)
         bar = Bar(
             "model",
@@ -216,7 +218,13 @@ def build_waterfall(page: Any, timeline: Timeline, prices: Mapping[str, Any]) ->
             continue  # a result without its call, or a server tool inside one model call
         turn = _turn_of(groups, call.called_in)
         assert turn is not None
-        placed.append((turn, ends.get(call.called_in), _tool_bar(call, timeline.anchor(call.key))))
+        placed.append(
+            (
+                turn,
+                ends.get(call.called_in),
+                _tool_bar(call, timeline.folded.get(call.key, f"call-{call.key}")),
+            )
+        )
     for turn, at, bar in placed:
         origin = starts.get(turn)
         bar.start_ms = _ms(at, origin) if at is not None and origin is not None else 0

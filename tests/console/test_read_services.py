@@ -122,8 +122,9 @@ PINNED = {
     # The conversation page (issue 18): + the work notes' templates, + its share links; a tool
     # call: + the templates. Issue 25: + the price table's rows, + the customer's other
     # conversations, + their open deletion requests, + whether the reader is a reviewer (who
-    # may ask for review access).
-    ("agent", "/conversations/{billing}/"): 21,
+    # may ask for review access). Issue 35: the prices are read with the exchanges and the
+    # reviewer check reads the groups already read: -2, the same whatever the models named.
+    ("agent", "/conversations/{billing}/"): 19,
     ("agent", "/conversations/{billing}/calls/{call}/"): 15,
     ("agent", "hx:/conversations/{billing}/calls/{call}/"): 15,
     ("agent", "/settings/"): 3,
