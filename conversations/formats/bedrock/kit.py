@@ -12,6 +12,7 @@ from typing import Any
 from ..kit import DemoFacts, Fixture, Kit, LiveSample, PythonSdk, ReasoningSample, Sample, json_text
 from .eventstream import encode_frame
 from .profile import FORMAT
+from .recordings import recorded
 
 MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
@@ -214,7 +215,14 @@ KIT = Kit(
         ("weigh it",),
     ),
     finish=finish,
-    live=LiveSample(idle=stream_base64([{"messageStart": {"role": "assistant"}}]), text=live_text),
+    live=LiveSample(
+        idle=stream_base64([{"messageStart": {"role": "assistant"}}]),
+        text=live_text,
+        framed=lambda data: base64.b64encode(
+            encode_frame("contentBlockDelta", data.encode())
+        ).decode(),
+    ),
     fixtures=(Fixture("bedrock/*"),),
+    recorded=recorded,
     sdk=PythonSdk("boto3", _client, _call),
 )
