@@ -45,8 +45,8 @@ from ..base import (
     required,
     strict_loads,
 )
+from .content import apply_stop_reason, apply_trace, apply_usage, block
 from .eventstream import read_frames
-from .parser import apply_stop_reason, apply_trace, apply_usage, block
 from .profile import NOT_A_TYPE
 
 FIELD = "stream_base64"
