@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..kit import DemoFacts, Fixture, Kit, LiveSample, PythonSdk, ReasoningSample, Sample, json_text
+from ..kit import DemoFacts, Fixture, Kit, LiveSample, ReasoningSample, Sample, json_text
 from .eventstream import encode_frame
 from .profile import FORMAT
 from .recordings import recorded
@@ -178,7 +178,9 @@ def live_text(deltas: Sequence[str]) -> str:
     return stream_base64(events)
 
 
-def _client(base_url: str, asynchronous: bool) -> Any:
+def boto3_client(base_url: str) -> Any:
+    """A boto3 ``bedrock-runtime`` client pointed at ``base_url`` (a fake provider), without
+    retries (the client tests)."""
     import boto3
     from botocore.config import Config
 
@@ -192,7 +194,8 @@ def _client(base_url: str, asynchronous: bool) -> Any:
     )
 
 
-def _call(client: Any, model: str, question: str, streamed: bool) -> Any:
+def converse(client: Any, model: str, question: str, streamed: bool) -> Any:
+    """One Converse call; a ConverseStream read to its end (its events)."""
     messages = [{"role": "user", "content": [{"text": question}]}]
     if streamed:
         answer = client.converse_stream(modelId=model, messages=messages)
@@ -224,5 +227,7 @@ KIT = Kit(
     ),
     fixtures=(Fixture("bedrock/*"),),
     recorded=recorded,
-    sdk=PythonSdk("boto3", _client, _call),
+    # boto3 is no httpx SDK: the generic client tests do not drive it; tests/client/
+    # test_boto3.py does (boto3_client, converse).
+    sdk=None,
 )
