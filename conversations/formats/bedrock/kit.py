@@ -123,14 +123,15 @@ def demo(s: DemoFacts) -> list[Sample]:
         "content": [{"toolResult": {"toolUseId": call_id, "content": [{"json": s.tool_result()}]}}],
     }
     req2 = {**req1, "messages": [user, {"role": "assistant", "content": content1}, result]}
-    words = s.answer.split(" ")
+    # The answer in a few deltas (Bedrock sends a handful of tokens a delta).
+    size = max(1, len(s.answer) // 4 + 1)
+    pieces = [s.answer[i : i + size] for i in range(0, len(s.answer), size)]
     events: list[dict[str, Any]] = [{"messageStart": {"role": "assistant"}}]
     events += [
-        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": w + " "}}}
-        for w in words[:-1]
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": piece}}}
+        for piece in pieces
     ]
     events += [
-        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": words[-1]}}},
         {"contentBlockStop": {"contentBlockIndex": 0}},
         {"messageStop": {"stopReason": "end_turn"}},
         {
