@@ -14,7 +14,7 @@ import pytest
 from asgiref.sync import async_to_sync
 
 from conversations.live import hub, state
-from tests.hardening2.redis_server import RedisServer
+from tests.resilience.redis_server import RedisServer
 from tests.live.test_filters import cuts, published_blocks
 from tests.live.test_sse import STREAM, feed, read_sse
 

@@ -1,4 +1,4 @@
-"""The workspace's second pass without a browser: timing and cost against the stored exchanges,
+"""The conversation page without a browser: timing and cost against the stored exchanges,
 the customer panel, exports' "Started" and labelled fields, share links listed again, the live
 view's Markdown rendering."""
 
@@ -16,7 +16,7 @@ from conversations.models import Exchange
 from conversations.reads import conversation_read
 from conversations.sharing.services import share_link_create, share_link_revoke
 from retention.services import deletion_request_submit
-from tests.workspace2.world import (
+from tests.conversation_page.world import (
     BACKEND_ID,
     CUSTOMER,
     OTHER_ID,

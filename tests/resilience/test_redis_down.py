@@ -16,7 +16,7 @@ from rest_framework.test import APIClient
 from conversations.models import Conversation, Exchange
 from tests.conftest import post_json
 from tests.factories import ExchangeBodyFactory
-from tests.hardening2.redis_server import RedisServer
+from tests.resilience.redis_server import RedisServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 

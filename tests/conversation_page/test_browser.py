@@ -1,4 +1,4 @@
-"""The workspace's second pass in Chromium at 1280 and 390 px wide.
+"""The conversation page in Chromium at 1280 and 390 px wide: its panels, a live answer, a share link.
 
 1. A three-turn conversation with tool calls: the timing-and-cost bars, their tokens and prices
    held against the stored exchanges; each bar's label reached by keyboard; nothing wider than a
@@ -31,8 +31,8 @@ from conversations.sharing.services import share_link_create
 from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PageProblems, _agent, _log_in
 from tests.live.conftest import live_prefix  # noqa: F401  (a Redis prefix of its own)
 from tests.live.test_live_browser import asgi_server  # noqa: F401
-from tests.workspace2.streams import live_stream
-from tests.workspace2.world import THOUGHT, build, expected_price
+from tests.conversation_page.streams import live_stream
+from tests.conversation_page.world import THOUGHT, build, expected_price
 
 pytestmark = pytest.mark.slow
 
