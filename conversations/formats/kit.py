@@ -20,7 +20,9 @@ kit of another format or one lacking a part (``Kit.missing``). What each part is
 - ``live``: a few live events (a chunk that shows nothing, a stream of given text deltas);
 - ``fixtures``: the format's recorded payloads under ``tests/fixtures/`` (glob patterns);
 - ``sdk``: how the client tests drive the provider's official Python SDK, for a format the
-  chat backend's Python client captures.
+  chat backend's Python client captures;
+- ``recorded``: the format's recorded exchanges, where the generic loaders cannot read its
+  fixtures (a binary stream's).
 
 Pure: no Django (an SDK is imported only when a test calls ``sdk.client``).
 """
@@ -104,10 +106,16 @@ class LiveSample:
     """A few live events of the format, as ``POST /api/v1/live/chunks`` carries them.
     ``idle``: a chunk the live filter reads that shows nothing (a ping, a start);
     ``text(deltas)``: a whole stream whose answer is ``deltas``, each in its own event, then
-    the format's ordinary end."""
+    the format's ordinary end; ``frame(data)``: one event whose JSON text is ``data``, as a
+    chunk (an SSE ``data:`` line unless the format frames its stream otherwise). For a format
+    whose streams are binary, every chunk here is base64 (the live API's ``chunk_base64``)."""
 
     idle: str
     text: Callable[[Sequence[str]], str]
+    framed: Callable[[str], str] | None = None
+
+    def frame(self, data: str) -> str:
+        return self.framed(data) if self.framed is not None else f"data: {data}\n\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +204,9 @@ class Kit:
     sdk: PythonSdk | None = None
     # The ``DEMO_TWISTS`` this kit's ``demo`` words (for the facts' ``twist``); others ignored.
     demo_twists: frozenset[str] = frozenset()
+    # The format's recorded exchanges, each named, where the generic loaders (tests/providers.py:
+    # SSE text and JSON) do not read its fixtures (a binary stream's recordings).
+    recorded: Callable[[], list[tuple[str, Sample]]] | None = None
 
     def fixture(self, path: str) -> Fixture | None:
         """The fixture entry ``path`` (relative to ``tests/fixtures/``) belongs to, or None."""
