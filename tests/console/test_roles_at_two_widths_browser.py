@@ -33,7 +33,7 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from conversations.models import Block, Conversation, Exchange
-from conversations.monitoring.alerts import signals_tick
+from conversations.monitoring.alerts import monitoring_tick
 from conversations.monitoring.models import Alert
 from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PASSWORD, PageProblems
 from tests.factories import UserFactory
@@ -92,7 +92,7 @@ def _labels_kept(page: Any) -> int:
 def demo(transactional_db: None) -> dict[str, Any]:
     call_command("setup_roles", stdout=io.StringIO())
     call_command("seed_demo", stdout=io.StringIO(), stderr=io.StringIO())
-    signals_tick(quick_retries=0)
+    monitoring_tick(quick_retries=0)
     users = {
         "reviewer": UserFactory(username="reviewer", groups=["reviewer"], queues=["billing"]),
         "legal": UserFactory(username="legal", groups=["compliance"]),

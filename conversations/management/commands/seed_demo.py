@@ -4,7 +4,7 @@ demo admin.
 The conversations are spread over the last 30 days (``conversations/demo.py``), every fourth one
 going wrong in a way the signals watch, in the queue ``priority``; one demo alert rule per metric
 of the registry (``monitoring/metrics.py``) watches that queue over 30 days, so that the next
-signals tick (``signals_tick``, its beat entry under ``make run``) fires each kind once and every
+tick (``monitoring_tick``, its beat entry under ``make run``) fires each kind once and every
 signals page has something to show. ``--if-empty`` loads nothing where conversations exist,
 unless they are only the demo's, loaded before yesterday: then it adds demo conversations for
 the days since (at most 29), so the last 30 days keep their activity.
