@@ -25,10 +25,3 @@ class UserPreference(models.Model):
 
     def __str__(self) -> str:
         return f"preferences of user {self.user_id}"
-
-
-# Who may enter (console/people/): where each account comes from, the directory's groups, the
-# sessions a deactivation ends.
-from .people.models import DirectoryGroup, Person, PersonSession  # noqa: E402
-
-__all__ = ["DirectoryGroup", "Person", "PersonSession", "UserPreference"]

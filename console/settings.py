@@ -62,6 +62,8 @@ INSTALLED_APPS = [
     "audit",
     "retention",
     "console",
+    # Who may enter: accounts' sources, directory groups, roles, sessions (console/people/).
+    "console.people.apps.PeopleConfig",
     "csp",
     # Login throttling: failed sign-ins counted in the cache (AXES_* below).
     "axes",

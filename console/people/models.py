@@ -62,6 +62,7 @@ class Person(models.Model):
     deleted_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "console_person"  # kept from before the app was its own (migration 0001)
         permissions = [("manage_people", "Can invite people, change their roles and deactivate")]
         constraints = [
             models.UniqueConstraint(
@@ -88,6 +89,7 @@ class DirectoryGroup(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        db_table = "console_directorygroup"
         ordering = ["display_name"]
 
     def __str__(self) -> str:
@@ -102,6 +104,9 @@ class PersonSession(models.Model):
     )
     session_key = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "console_personsession"
 
     def __str__(self) -> str:
         return f"session of user {self.user_id}"

@@ -1,7 +1,7 @@
 """The sign-in page and the People pages (admins: invite, roles, queue grants, deactivation).
 
 Presentation only: every change goes through ``services.py`` (one audit row each); queue grants
-through ``conversations.services.queue_grant``. The People pages need ``console.manage_people``
+through ``conversations.services.queue_grant``. The People pages need ``people.manage_people``
 (the admin role): anyone else gets the 404 of a page that does not exist.
 """
 
@@ -34,7 +34,7 @@ from .services import (
     person_roles_set,
 )
 
-MANAGE_PEOPLE = "console.manage_people"
+MANAGE_PEOPLE = "people.manage_people"
 
 
 # --- signing in -------------------------------------------------------------------------------
