@@ -68,15 +68,14 @@ def ingest_run(bodies: list[dict[str, Any]], *, rollups: bool) -> float:
     import conversations.ingest.pipeline as pipeline
 
     truncate_conversations()
-    real_add, real_row = pipeline.rollups_add, pipeline._rollup_row
+    real_add = pipeline.rollups_add
     if not rollups:
         pipeline.rollups_add = lambda *a, **k: None  # type: ignore[assignment]
-        pipeline._rollup_row = lambda *a, **k: {}  # type: ignore[assignment]
     try:
         with Stopwatch() as sw:
             stored = store_bodies(bodies)
     finally:
-        pipeline.rollups_add, pipeline._rollup_row = real_add, real_row
+        pipeline.rollups_add = real_add
     return rate(stored, sw.seconds)
 
 

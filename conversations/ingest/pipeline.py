@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any
 
 from django.db import connection, transaction
 from django.utils import timezone
@@ -93,22 +91,6 @@ def ingest_batch(items: Sequence[Item], *, retry_refused: bool = True) -> BatchR
     return BatchResult(0, 0, 0, refused, [])
 
 
-def _rollup_row(p: history.Planned, now: datetime) -> dict[str, Any]:
-    """The columns of a planned exchange the rollups count (``monitoring.rollups.FIELDS``)."""
-    plan = p.plan
-    return {
-        **project.exchange_fields(p.data, p.parsed),
-        "created_at": now,
-        "ordinal": p.ordinal,
-        "tool_call_count": plan.tool_call_count,
-        "repeated_tool_calls": plan.repeated_tool_calls,
-        "tool_results": plan.tool_results,
-        "tool_errors": plan.tool_errors,
-        "rewrite_kind": plan.rewrite_kind,
-        "cache_lost_tokens": plan.cache_lost_tokens,
-    }
-
-
 def _ingest_allowed(items: Sequence[Item]) -> BatchResult:
     now = timezone.now()
     policies = field_policies()
@@ -134,7 +116,7 @@ def _ingest_allowed(items: Sequence[Item]) -> BatchResult:
         )
         store.update_counters(cur, conversations.values(), now)
         # The signals' hourly rollups (monitoring/rollups.py), in the batch's transaction.
-        rollups_add(cur, planned, [_rollup_row(p, now) for p in planned])
+        rollups_add(cur, planned, [store.exchange_facts(p, now) for p in planned])
     store.unknown_types_record(project.unknown_types(planned))
     return BatchResult(
         len(planned),

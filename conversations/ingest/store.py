@@ -254,6 +254,24 @@ def next_ids(cur: CursorWrapper, exchanges: int, messages: int) -> tuple[list[in
     return exchange_ids, message_ids
 
 
+def exchange_facts(p: Planned, now: datetime) -> dict[str, Any]:
+    """What a planned exchange states of itself: the parsed exchange's fields and the plan's
+    counts. The one list both the exchange's row (``write_batch``) and the hourly rollups
+    (``monitoring.rollups.FIELDS``, through the pipeline) read."""
+    plan = p.plan
+    return {
+        **exchange_fields(p.data, p.parsed),
+        "created_at": now,
+        "ordinal": p.ordinal,
+        "tool_call_count": plan.tool_call_count,
+        "repeated_tool_calls": plan.repeated_tool_calls,
+        "tool_results": plan.tool_results,
+        "tool_errors": plan.tool_errors,
+        "rewrite_kind": plan.rewrite_kind,
+        "cache_lost_tokens": plan.cache_lost_tokens,
+    }
+
+
 def write_batch(
     cur: CursorWrapper,
     planned: Sequence[Planned],
@@ -275,10 +293,9 @@ def write_batch(
         node = p.plan.node
         assert node is not None  # set when its conversation added it (history.plan_batch)
         values = {
-            **exchange_fields(p.data, p.parsed),
+            **exchange_facts(p, now),
             "id": exchange_id,
             "conversation_id": conversation_id,
-            "ordinal": p.ordinal,
             "settings_ciphertext": settings[i],
             "history_rewritten": p.plan.rewritten_at is not None,
             "path_parent": node.parent,
@@ -287,14 +304,7 @@ def write_batch(
             "branch": node.branch,
             "branched_at": node.at,
             "rewritten_at": p.plan.rewritten_at,
-            "tool_call_count": p.plan.tool_call_count,
-            "rewrite_kind": p.plan.rewrite_kind,
             "prefix_sha256": p.plan.prefix_sha256,
-            "cache_lost_tokens": p.plan.cache_lost_tokens,
-            "repeated_tool_calls": p.plan.repeated_tool_calls,
-            "tool_results": p.plan.tool_results,
-            "tool_errors": p.plan.tool_errors,
-            "created_at": now,
         }
         exchange_rows.append(
             tuple(
