@@ -26,6 +26,7 @@ from django.core.asgi import get_asgi_application
 from django.test import Client
 
 from conversations.live.filters import filter_for
+from tests.live.conftest import chunk_body
 from tests.live.streams import STREAMS_BY_NAME
 from tests.live.test_filters import cuts, never_strings
 
@@ -140,17 +141,15 @@ def test_every_stream_streams_on_the_page_and_no_thought(
                 page.evaluate("window.__seen = []")
                 rng = random.Random(n)
                 for seq, piece in enumerate(cuts(s.stream, rng, most=3000)):
-                    r = api.post(
-                        "/api/v1/live/chunks",
-                        json={
-                            "conversation": conversation.external_id,
-                            "customer": conversation.customer_external_id,
-                            "format": s.format,
-                            "exchange": f"call-{n}",
-                            "seq": seq,
-                            "chunk": piece,
-                        },
-                    )
+                    body = chunk_body(
+                        s,
+                        conversation.external_id,
+                        seq,
+                        piece,
+                        exchange=f"call-{n}",
+                        customer=conversation.customer_external_id,
+                    )  # a binary stream's piece as chunk_base64
+                    r = api.post("/api/v1/live/chunks", json=body)
                     assert r.status_code == 202, r.text
                 # a stream cut off before its end stays open until its exchange or idle time
                 # closes it: wait for its text, not for its end
