@@ -36,16 +36,8 @@ from .words import TOOL_STATES, event_sentence, field_label
 
 # Where a failed tool's result usually says what failed: the first of these a policy keeps is
 # shown as the error message (the rest of the result, if kept, stays in the row).
-ERROR_PATHS = (
-    "$",
-    "$.error",
-    "$.error.message",
-    "$.message",
-    "$.errorText",
-    "$.error_message",
-    "$.detail",
-    "$.reason",
-)
+ERROR_PATHS = ("$", "$.error", "$.error.message", "$.message", "$.errorText", "$.error_message",
+               "$.detail", "$.reason")  # fmt: skip
 
 ROLE_LABELS = {
     "customer": "Customer",
@@ -84,9 +76,8 @@ class ToolCall:
     call_id: str
     inputs: list[Shown] = field(default_factory=list)
     outputs: list[Shown] = field(default_factory=list)
-    hidden: list[str] = field(default_factory=list)  # "input:$.path" not shown (see below)
-    # Of ``hidden``, those kept but restricted, which this person's role may not see.
-    restricted: list[str] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)  # "input:$.path": not kept, or
+    restricted: list[str] = field(default_factory=list)  # kept, but not for this person's role
     result_type: str = ""
     has_result: bool = False
     is_error: bool | None = None

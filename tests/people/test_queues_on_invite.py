@@ -68,7 +68,7 @@ def test_an_agent_with_no_queue_is_told_once_and_by_whom(client: Any, admin: Any
     page = client.get("/").content.decode()
     assert page.count("You see no queue yet") == 1
     assert "No conversation matches." not in page
-    assert "An admin grants one on the People page (role-admin, zed-admin)." in page
+    assert "Ask an admin to grant you one on the People page: role-admin, zed-admin." in page
     assert "gone-admin" not in page
     # With a queue, an empty result says so once, and nothing about queues.
     agent = UserFactory(username="agent", groups=["support_agent"], queues=["shipping"])
