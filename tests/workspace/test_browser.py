@@ -82,6 +82,7 @@ def test_every_chart_is_legible_at_both_widths(live_server: Any, transactional_d
     pages = {
         "model": f"/signals/models/{SNAPSHOT}/",
         "readiness": "/signals/readiness/",
+        "signals": "/signals/",
     }
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
