@@ -15,6 +15,13 @@ the machine; the ratio much less. ``--profile`` runs the ingest under cProfile a
 the time goes (the rates it prints are then slowed by the profiler).
 
     .venv/bin/python bench/ingest_bulk.py [--exchanges 20000] [--quick] [--profile]
+
+``--per-format`` ingests each registered format's demo exchanges alone, in one run, and prints
+each format's stored bytes per second over the reference format's (``--reference``, Anthropic
+Messages by default): a new format's exchanges should be stored within 10 % of it (exit 1 when
+one is not).
+
+    .venv/bin/python bench/ingest_bulk.py --per-format --exchanges 2000 --repeat 3
 """
 
 from __future__ import annotations
@@ -59,13 +66,19 @@ class IngestRun:
     payload_bytes: int
 
 
-def write_bodies(path: Path, exchanges: int) -> int:
-    """The first ``exchanges`` demo bodies as JSONL; returns the file's size in bytes."""
+def write_bodies(path: Path, exchanges: int, fmt: str | None = None) -> int:
+    """The first ``exchanges`` demo bodies (of format ``fmt`` only, when given) as JSONL;
+    returns the file's size in bytes."""
     from conversations.demo import demo_bodies
+    from conversations.formats import names
 
-    # demo_bodies(n) yields at least one exchange per conversation: n conversations are enough.
+    # demo_bodies(n) yields at least one exchange per conversation: n conversations are enough
+    # (n times the formats when only one format's are kept: the demo rotates through them).
+    bodies = demo_bodies(exchanges * (len(names()) if fmt else 1))
+    if fmt is not None:
+        bodies = (b for b in bodies if b["format"] == fmt)
     with path.open("w", encoding="utf-8") as out:
-        for body in itertools.islice(demo_bodies(exchanges), exchanges):
+        for body in itertools.islice(bodies, exchanges):
             out.write(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
             out.write("\n")
     return path.stat().st_size
@@ -189,11 +202,20 @@ def main(argv: list[str] | None = None) -> int:
         default=os.cpu_count() or 1,
         help="the ingest's --workers (default: this machine's cores)",
     )
+    parser.add_argument(
+        "--per-format",
+        action="store_true",
+        help="each format's demo exchanges alone: bytes stored per second, as a ratio to the "
+        "--reference format's (target: within 10 %%)",
+    )
+    parser.add_argument("--reference", default="anthropic.messages", help="with --per-format")
     args = parser.parse_args(argv)
     if args.quick:
         args.exchanges, args.repeat = 2_000, 1
 
     setup_django()
+    if args.per_format:
+        return per_format(args)
     with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
         path = Path(tmp) / "exchanges.jsonl"
         file_bytes = write_bodies(path, args.exchanges)
@@ -235,6 +257,50 @@ def main(argv: list[str] | None = None) -> int:
             ),
         ]
     )
+    return 0
+
+
+def per_format(args: argparse.Namespace) -> int:
+    """Each registered format's demo exchanges ingested alone, in one run: the message bytes
+    stored per second (the sealed raw messages: exchanges of different sizes and encodings, a
+    base64 eventstream or JSON, compared by what they store), and each format's rate over the
+    reference format's."""
+    from conversations.formats import names
+
+    rates: dict[str, tuple[float, IngestRun, int]] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-ingest-") as tmp:
+        paths = {fmt: Path(tmp) / f"{fmt}.jsonl" for fmt in names()}
+        sizes = {fmt: write_bodies(path, args.exchanges, fmt) for fmt, path in paths.items()}
+        seconds: dict[str, list[float]] = {fmt: [] for fmt in paths}
+        runs: dict[str, IngestRun] = {}
+        # Round by round, every format in turn: a machine's load falls on all of them alike.
+        for _ in range(args.repeat):
+            for fmt, path in paths.items():
+                truncate_conversations()
+                runs[fmt] = run_ingest(path, args.batch_size, False, args.workers)
+                seconds[fmt].append(runs[fmt].seconds)
+        for fmt, run in runs.items():
+            # The fastest round: what the machine's other load took least from (the rounds
+            # interleave the formats, so each had the same chances).
+            run = IngestRun(
+                min(seconds[fmt]), run.exchanges, run.messages, run.blocks, run.payload_bytes
+            )
+            rates[fmt] = (rate(run.payload_bytes, run.seconds), run, sizes[fmt])
+    truncate_conversations()
+    reference = rates[args.reference][0]
+    rows = []
+    for fmt, (bytes_rate, run, size) in rates.items():
+        rows.append(
+            (
+                fmt,
+                f"{run.exchanges} exchanges ({size / 1e6:.2f} MB of JSONL, "
+                f"{run.payload_bytes / 1e6:.2f} MB of messages stored) in {run.seconds:.2f} s "
+                f"(fastest of {args.repeat}): {bytes_rate / 1e6:.2f} MB/s stored, "
+                f"{rate(run.exchanges, run.seconds):,.0f} exchanges/s; ratio to "
+                f"{args.reference}: {verdict(bytes_rate / reference, 0.9)}",
+            )
+        )
+    report(rows)
     return 0
 
 

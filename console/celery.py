@@ -41,8 +41,8 @@ app.conf.beat_schedule = {
     # changed state (and retries undelivered notifications: conversations/monitoring/alerts.py).
     # Its own entry, so a slow webhook never delays the retention clock or the sealer. State is
     # in PostgreSQL (alerts, notifications): a missed or doubled run is harmless.
-    "signals-tick": {
-        "task": "conversations.tasks.signals_tick",
+    "monitoring-tick": {
+        "task": "conversations.tasks.monitoring_tick",
         "schedule": float(settings.SIGNALS_INTERVAL_SECONDS),
         "options": {"expires": float(settings.SIGNALS_INTERVAL_SECONDS)},
     },

@@ -9,7 +9,6 @@ from django.utils.functional import SimpleLazyObject
 
 from conversations.permissions import can_read_conversations, is_compliance, is_console_admin
 from conversations.reads import live_now_count
-from conversations.reviews.access import review_access_pending_count
 
 
 def _links(user: Any) -> dict[str, bool]:
@@ -33,14 +32,11 @@ def _live(user: Any) -> int:
 
 
 def nav(request: HttpRequest) -> dict[str, Any]:
-    # Lazy: pages that do not render the header cost no query, and the count of review requests
-    # waiting is read only for those who decide them (the header shows it in their part).
-    # "Live now"'s count: one Redis read, and a query only while a conversation is streaming (the
-    # Live now page keeps it current: static/console/live-now.js).
+    # Lazy: pages that do not render the header cost no query. (The count of review requests
+    # waiting loads after the page, from its own URL: no page pays a query for it.) "Live now"'s
+    # count: one Redis read, and a query only while a conversation is streaming (the Live now
+    # page keeps it current: static/console/live-now.js).
     return {
         "nav": SimpleLazyObject(lambda: _links(request.user)),
-        "review_requests_waiting": SimpleLazyObject(
-            lambda: review_access_pending_count(user=request.user)
-        ),
         "live": SimpleLazyObject(lambda: {"count": _live(request.user)}),
     }

@@ -8,14 +8,16 @@ from __future__ import annotations
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from conversations.models import ReviewGrant
 from conversations.reviews import GrantRefused
 from conversations.reviews.access import (
+    may_decide,
     review_access_decide,
+    review_access_pending_count,
     review_access_pending_read,
 )
 from conversations.reviews.grants import MAX_GRANT_DAYS
@@ -53,6 +55,19 @@ def review_ask(request: HttpRequest, pk: int) -> HttpResponse:
 def review_requests(request: HttpRequest) -> HttpResponse:
     rows = review_access_pending_read(user=request.user)
     return render(request, "console/review_requests.html", {"rows": rows})
+
+
+@login_required
+def review_requests_waiting(request: HttpRequest) -> HttpResponse:
+    """The menu's count of requests waiting, for those who decide them (htmx loads it into the
+    header after the page: the pages themselves pay no query for it). 404 for anyone else."""
+    if not may_decide(request.user):
+        raise Http404("no such page")
+    n = review_access_pending_count(user=request.user)
+    badge = f' <span class="badge" aria-label="{n} waiting">{n}</span>' if n else "<span></span>"
+    response = HttpResponse(badge, content_type="text/html; charset=utf-8")
+    response["Cache-Control"] = "no-store, private"
+    return response
 
 
 @login_required

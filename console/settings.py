@@ -378,7 +378,7 @@ RETENTION_MAX_ATTEMPTS = env.int("RETENTION_MAX_ATTEMPTS", default=3)
 # art. 12(3)); a request may not be scheduled after it.
 RETENTION_LEGAL_DEADLINE_MONTHS = env.int("RETENTION_LEGAL_DEADLINE_MONTHS", default=1)
 
-# Operational signals (conversations/monitoring/): how often ``signals_tick`` evaluates the alert
+# Operational signals (conversations/monitoring/): how often ``monitoring_tick`` evaluates the alert
 # rules (its own beat entry), the HMAC key of webhook signatures when a rule names none, the
 # console's address for links in notifications, the sender of alert e-mail, and where
 # ``probe_allowance`` sends its two requests (with ANTHROPIC_API_KEY / OPENAI_API_KEY).

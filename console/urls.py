@@ -9,10 +9,10 @@ from . import (
     hardening,
     list_views,
     live_views,
+    monitoring_views,
     review_access_views,
     review_views,
     sharing_views,
-    signals_views,
     views,
 )
 
@@ -34,6 +34,11 @@ urlpatterns = [
     path("conversations/<int:pk>/review/ask/", review_access_views.review_ask, name="review-ask"),
     path("review-requests/", review_access_views.review_requests, name="review-requests"),
     path(
+        "review-requests/waiting",
+        review_access_views.review_requests_waiting,
+        name="review-requests-waiting",
+    ),
+    path(
         "review-requests/<int:request_id>/decide/",
         review_access_views.review_request_decide,
         name="review-request-decide",
@@ -50,10 +55,10 @@ urlpatterns = [
     path("s/<str:token>/", sharing_views.share_page, name="share-page"),
     path("compliance/share-links/", sharing_views.share_links, name="share-links"),
     path("settings/", views.preferences, name="preferences"),
-    path("signals/", signals_views.signals_index, name="signals"),
-    path("signals/models/<path:snapshot>/", signals_views.model_page, name="signals-model"),
-    path("signals/alerts/<int:pk>/", signals_views.alert_page, name="signals-alert"),
-    path("signals/readiness/", signals_views.readiness, name="signals-readiness"),
+    path("signals/", monitoring_views.signals_index, name="signals"),
+    path("signals/models/<path:snapshot>/", monitoring_views.model_page, name="signals-model"),
+    path("signals/alerts/<int:pk>/", monitoring_views.alert_page, name="signals-alert"),
+    path("signals/readiness/", monitoring_views.readiness, name="signals-readiness"),
     path("audit/", views.audit_log, name="audit-log"),
     path("audit/export.<str:fmt>", views.audit_export, name="audit-export"),
     path("audit/review-grants/", review_views.review_grants, name="review-grants"),

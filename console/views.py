@@ -45,6 +45,7 @@ from retention.reads import audit_log_read, open_requests_read
 
 from .forms import AuditFilterForm, ConversationFilterForm, TimeZoneForm
 from .markdown import render_markdown
+from .people.selectors import queue_granters
 from .people.views import no_role
 from .preferences import COOKIE, chosen_zone, remember_zone, user_preference_update, valid_zone
 
@@ -111,6 +112,10 @@ def home(request: HttpRequest) -> HttpResponse:
     )
     start = form.cleaned_data["start"] or 1
     rows = listing.rows
+    if not listing.queues and not conformance:
+        # No queue granted: the list says so once, and who can grant one (issue 35).
+        context["no_queue"] = True
+        context["granters"] = queue_granters()
     context.update(
         rows=[(c, listing.extras.get(c.pk)) for c in rows],
         found=listing.found,

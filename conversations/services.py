@@ -40,6 +40,7 @@ from .models import (
     ServiceToken,
     ToolLink,
 )
+from .permissions import SEE_QUEUE, access_conversation
 from .projection.policies import policies_changed
 from .projection.reproject import conversation_reproject, reprojection_run
 from .tasks import reproject
@@ -335,7 +336,6 @@ def conversation_review_ask(
 ) -> Any:
     """A reviewer asks for a review grant on a conversation they may read (404 otherwise, like
     a missing one): ``reviews.access.review_access_request`` checks the rest and audits."""
-    from .permissions import access_conversation
     from .reviews.access import review_access_request
 
     conversation = access_conversation(actor, conversation_id)
@@ -379,8 +379,6 @@ def queue_grant(
     """Let a user or a group see a queue's conversations (or stop them): a guardian object
     permission on the queue, created if no conversation named it yet."""
     from guardian.shortcuts import assign_perm, remove_perm
-
-    from .permissions import SEE_QUEUE
 
     queue, _ = Queue.objects.get_or_create(name=queue_name)
     if revoke:

@@ -15,8 +15,8 @@ def reproject(job_id: int) -> None:
 
 
 @shared_task(acks_late=True, soft_time_limit=300, time_limit=330)
-def signals_tick() -> None:
+def monitoring_tick() -> None:
     """Evaluate the alert rules and send what changed (conversations/monitoring/alerts.py)."""
-    from .monitoring.alerts import signals_tick as tick
+    from .monitoring.alerts import monitoring_tick as tick
 
     tick()

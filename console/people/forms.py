@@ -21,6 +21,23 @@ class InviteForm(forms.Form):
     roles = forms.MultipleChoiceField(
         label="Roles", choices=ROLE_CHOICES, required=False, widget=forms.CheckboxSelectMultiple
     )
+    queues = forms.MultipleChoiceField(
+        label="Queues",
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="whose conversations a support agent or reviewer sees (admins see every queue)",
+    )
+
+    def __init__(self, *args: Any, queues: list[str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        field = self.fields["queues"]
+        assert isinstance(field, forms.MultipleChoiceField)
+        field.choices = [(q, q) for q in queues]
+        if not queues:
+            field.help_text = (
+                "no queue exists yet: a queue exists once a conversation names it (or Admin → "
+                "Queues); grant one later on the person's page"
+            )
 
 
 class RolesForm(forms.Form):

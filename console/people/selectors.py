@@ -116,3 +116,21 @@ def person_detail(pk: int) -> PersonRow | None:
 
 def queue_names() -> list[str]:
     return list(Queue.objects.order_by("name").values_list("name", flat=True))
+
+
+def queue_granters(*, limit: int = 5) -> list[str]:
+    """The user names of who may grant a queue (the People page: the admin role, superusers),
+    active ones, at most ``limit``: the list page names them to a person who sees no queue."""
+    from django.contrib.auth import get_user_model
+    from django.db.models import Q
+
+    from conversations.permissions import ADMIN_GROUP
+
+    return list(
+        get_user_model()
+        .objects.filter(is_active=True)
+        .filter(Q(is_superuser=True) | Q(groups__name=ADMIN_GROUP))
+        .distinct()
+        .order_by("username")
+        .values_list("username", flat=True)[:limit]
+    )

@@ -118,7 +118,7 @@ def invite(request: HttpRequest) -> HttpResponse:
     _require_manager(request.user)
     if not settings.LOCAL_PASSWORDS:
         raise Http404("local passwords are turned off")
-    form = InviteForm(request.POST or None)
+    form = InviteForm(request.POST or None, queues=queue_names())
     status = 200
     if request.method == "POST":
         status = 400
@@ -128,7 +128,11 @@ def invite(request: HttpRequest) -> HttpResponse:
             except PeopleError as exc:
                 form.add_error(exc.field if exc.field in form.fields else None, exc.detail)
             else:
-                context = {"invited": user, "link": set_password_link(request, user)}
+                context = {
+                    "invited": user,
+                    "link": set_password_link(request, user),
+                    "queues": sorted(form.cleaned_data["queues"]),
+                }
                 return render(request, "console/people/invited.html", context)
     return render(request, "console/people/invite.html", {"form": form}, status=status)
 

@@ -10,7 +10,7 @@ queues), ``reviews.py`` (review grants and alerts). A new writable admin subclas
 ``AuditedAdmin`` (tests/console/test_admin_writes.py fails otherwise).
 """
 
-from . import config, reviews, signals, store
+from . import config, monitoring, reviews, store
 from .base import AuditedAdmin, ReadOnlyAdmin
 
-__all__ = ["AuditedAdmin", "ReadOnlyAdmin", "config", "reviews", "signals", "store"]
+__all__ = ["AuditedAdmin", "ReadOnlyAdmin", "config", "monitoring", "reviews", "store"]

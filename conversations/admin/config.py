@@ -47,7 +47,7 @@ from ..services import (
 from ..sharing.notes import TemplateRefused, check_template
 from ..sharing.services import work_note_delete, work_note_save
 from .base import AuditedAdmin, ReadOnlyAdmin
-from .several import SeveralFieldsForm
+from .policy_form import SeveralFieldsForm
 
 
 @admin.register(ServiceToken)
@@ -111,7 +111,7 @@ class FieldPolicyAdmin(AuditedAdmin):
         ]
 
     def several_view(self, request: HttpRequest) -> HttpResponse:
-        """Several fields of one tool in one form, saved together (``admin/several.py``)."""
+        """Several fields of one tool in one form, saved together (``admin/policy_form.py``)."""
         if not self.has_add_permission(request) or not self.has_change_permission(request):
             raise PermissionDenied
         form = SeveralFieldsForm(request.POST or None)

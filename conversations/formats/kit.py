@@ -11,14 +11,18 @@ kit of another format or one lacking a part (``Kit.missing``). What each part is
 - ``example``: the ingest body the API page shows for the format (``ingest/examples.py``); it
   must be stored (201), and its ``conversation`` is the format's own;
 - ``demo(facts)``: one demo conversation's exchanges, in order (``conversations/demo.py``
-  gives the facts of a support case and the times);
+  gives the facts of a support case and the times); ``demo_twists``: which of ``DEMO_TWISTS``
+  (a truncated or refused answer, a repeated call, a failed tool, a rewritten history) it can
+  word when the facts ask for one;
 - ``reasoning``: a stored message with reasoning and what the format's reader reads from it;
 - ``finish(raw)``: an exchange whose answer ends with the raw stop value ``raw``, for every
   value of the profile's finish table;
 - ``live``: a few live events (a chunk that shows nothing, a stream of given text deltas);
 - ``fixtures``: the format's recorded payloads under ``tests/fixtures/`` (glob patterns);
 - ``sdk``: how the client tests drive the provider's official Python SDK, for a format the
-  chat backend's Python client captures.
+  chat backend's Python client captures;
+- ``recorded``: the format's recorded exchanges, where the generic loaders cannot read its
+  fixtures (a binary stream's).
 
 Pure: no Django (an SDK is imported only when a test calls ``sdk.client``).
 """
@@ -72,10 +76,20 @@ class DemoFacts(Protocol):
     question: str
     thinking: str
     answer: str
+    # "" for an ordinary case, or one of ``DEMO_TWISTS`` the kit declares in ``demo_twists``.
+    twist: str
 
     def tool_result(self) -> dict[str, Any]:
         """What the order lookup returned (drawn afresh: call it once per exchange)."""
         ...
+
+
+# What can go wrong in a demo case, so that the signals' pages and every alert have something to
+# show on a fresh demo: an answer cut off (truncated) or refused, the same tool call repeated in
+# one answer (looping), a tool failing (tool_error), a history the backend rewrote (rewritten).
+# A kit words those its format can (``Kit.demo_twists``); a slow answer is the demo's own
+# (``conversations/demo.py`` sets the latency).
+DEMO_TWISTS = ("truncated", "refused", "looping", "tool_error", "rewritten")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,10 +106,16 @@ class LiveSample:
     """A few live events of the format, as ``POST /api/v1/live/chunks`` carries them.
     ``idle``: a chunk the live filter reads that shows nothing (a ping, a start);
     ``text(deltas)``: a whole stream whose answer is ``deltas``, each in its own event, then
-    the format's ordinary end."""
+    the format's ordinary end; ``frame(data)``: one event whose JSON text is ``data``, as a
+    chunk (an SSE ``data:`` line unless the format frames its stream otherwise). For a format
+    whose streams are binary, every chunk here is base64 (the live API's ``chunk_base64``)."""
 
     idle: str
     text: Callable[[Sequence[str]], str]
+    framed: Callable[[str], str] | None = None
+
+    def frame(self, data: str) -> str:
+        return self.framed(data) if self.framed is not None else f"data: {data}\n\n"
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,6 +202,11 @@ class Kit:
     live: LiveSample
     fixtures: tuple[Fixture, ...] = ()
     sdk: PythonSdk | None = None
+    # The ``DEMO_TWISTS`` this kit's ``demo`` words (for the facts' ``twist``); others ignored.
+    demo_twists: frozenset[str] = frozenset()
+    # The format's recorded exchanges, each named, where the generic loaders (tests/providers.py:
+    # SSE text and JSON) do not read its fixtures (a binary stream's recordings).
+    recorded: Callable[[], list[tuple[str, Sample]]] | None = None
 
     def fixture(self, path: str) -> Fixture | None:
         """The fixture entry ``path`` (relative to ``tests/fixtures/``) belongs to, or None."""
@@ -198,4 +223,6 @@ class Kit:
             out.append("reasoning (what the reader reads from the sample)")
         if not self.live.idle:
             out.append("live (an idle chunk)")
+        if not self.demo_twists <= set(DEMO_TWISTS):
+            out.append(f"demo_twists (only {', '.join(DEMO_TWISTS)})")
         return out

@@ -67,10 +67,19 @@ class LiveFilter(abc.ABC):
 
     format: ClassVar[str]
     browser: ClassVar[str] = ""
+    # The stream is binary frames (a ``binary_stream`` format): its live chunks come as
+    # ``chunk_base64``, and ``frames`` reads them instead of the engine's SSE framing.
+    binary: ClassVar[bool] = False
 
     @abc.abstractmethod
     def event(self, out: LiveOps, data: dict[str, Any]) -> None:
         """One event's JSON (an object), in stream order."""
+
+    def frames(self, data: bytes) -> tuple[list[dict[str, Any]], int]:
+        """A binary stream's bytes so far (``binary`` filters only): the events of the complete
+        frames at its start, each as ``event`` reads it, and how many bytes they take (the rest
+        waits for the next chunk). A frame that does not decode raises ``FormatError``."""
+        raise NotImplementedError(f"{self.format} streams are text")
 
 
 def as_str(value: Any) -> str | None:

@@ -94,7 +94,7 @@ def ingest_batch(items: Sequence[Item], *, retry_refused: bool = True) -> BatchR
 
 
 def _rollup_row(p: history.Planned, now: datetime) -> dict[str, Any]:
-    """The columns of a planned exchange the rollups count (``signals.rollups.FIELDS``)."""
+    """The columns of a planned exchange the rollups count (``monitoring.rollups.FIELDS``)."""
     plan = p.plan
     return {
         **project.exchange_fields(p.data, p.parsed),

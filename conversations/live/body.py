@@ -6,6 +6,7 @@ To add a field: a ``Field`` in ``FIELDS`` and a member of ``ChunkInput``.
 
 from __future__ import annotations
 
+import base64
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -44,7 +45,18 @@ FIELDS: tuple[Field, ...] = (
         MAX_ID_CHARS,
     ),
     Field("seq", "integer", "The chunk's position, from 0: chunks are read in this order."),
-    Field("chunk", "text", "Raw SSE text as received, cut anywhere (even mid-event)."),
+    Field(
+        "chunk",
+        "text",
+        "Raw SSE text as received, cut anywhere (even mid-event). Exactly one of chunk and "
+        "chunk_base64.",
+    ),
+    Field(
+        "chunk_base64",
+        "base64",
+        "For a format whose streams are binary (AWS eventstream): the chunk's bytes as "
+        "received, cut anywhere, base64-encoded (standard alphabet, padded).",
+    ),
     Field("at", "timestamp", "When the chunk arrived at the backend (RFC 3339)."),
     Field("labels", "labels", "Free labels (as the exchange's)."),
 )
@@ -74,11 +86,7 @@ def chunk_input(body: Any) -> ChunkInput:
         raise fail("invalid", "A valid integer is required.", "seq")
     if not 0 <= seq <= MAX_SEQ:
         raise fail("min_value" if seq < 0 else "max_value", f"expected 0 to {MAX_SEQ}", "seq")
-    chunk = body.get("chunk")
-    if "chunk" not in body:
-        raise fail("required", "This field is required.", "chunk")
-    if not isinstance(chunk, str):
-        raise fail("invalid", "Not a valid string.", "chunk")
+    chunk = _chunk(body, texts["format"] or "")
     if len(chunk) > settings.LIVE_MAX_CHUNK_CHARS:
         raise fail(
             "max_length",
@@ -95,3 +103,29 @@ def chunk_input(body: Any) -> ChunkInput:
         at=check_timestamp(_BY_NAME["at"], body.get("at")),
         labels=check_labels(_BY_NAME["labels"], body.get("labels")),
     )
+
+
+def _chunk(body: dict[str, Any], fmt: str) -> str:
+    """The chunk as text: ``chunk`` itself, or for a binary stream the bytes of
+    ``chunk_base64`` as Latin-1 text (one character a byte, what the live state keeps)."""
+    binary = FILTERS[fmt].binary
+    given = [name for name in ("chunk", "chunk_base64") if name in body]
+    if not given:
+        raise fail("required", "This field is required.", "chunk_base64" if binary else "chunk")
+    if len(given) == 2:
+        raise fail("invalid", "Give exactly one of chunk and chunk_base64.", "chunk")
+    if binary and given == ["chunk"]:
+        raise fail(
+            "stream_kind", f"{fmt} streams are binary: send chunk_base64, not chunk", "chunk"
+        )
+    if not binary and given == ["chunk_base64"]:
+        raise fail(
+            "stream_kind", f"{fmt} streams are text: send chunk, not chunk_base64", "chunk_base64"
+        )
+    if not binary:
+        chunk = body["chunk"]
+        if not isinstance(chunk, str):
+            raise fail("invalid", "Not a valid string.", "chunk")
+        return chunk
+    text = check_text(_BY_NAME["chunk_base64"], body) or ""
+    return base64.b64decode(text).decode("latin-1")

@@ -12,7 +12,7 @@ asked, without showing any reasoning.
   on it alone;
 - ``models.py``: the tables (registered with the ``conversations`` app);
 - ``rollups.py``: hourly rollups, added by ingest and subtracted by erasure in their transactions;
-- ``alerts.py``: alert rules evaluated by ``manage.py signals_tick`` (its own beat entry), the
+- ``alerts.py``: alert rules evaluated by ``manage.py monitoring_tick`` (its own beat entry), the
   notifications (webhook, e-mail) kept until delivered;
 - ``reads.py``: the model page, the alert pages and the readiness report (read services: the
   audit row last);
@@ -20,6 +20,6 @@ asked, without showing any reasoning.
 
 To add a metric an alert can watch: one ``AlertMetric`` in ``metrics.METRICS`` (its value from
 summed rollups, its words, its detail, the exchanges behind a breach) and its case in
-``tests/signals/test_metrics.py``; a value the rollups do not count yet needs its column in
+``tests/monitoring/test_metrics.py``; a value the rollups do not count yet needs its column in
 ``rollups.py`` (``SUMS``, ``contribute``) and a migration first.
 """

@@ -1,7 +1,7 @@
 """Alert rules evaluated over the rollups; alerts with their history; notifications kept until
 delivered.
 
-``signals_tick`` (``manage.py signals_tick``, its own beat entry) evaluates every enabled rule
+``monitoring_tick`` (``manage.py monitoring_tick``, its own beat entry) evaluates every enabled rule
 over the rollups of its window, per queue and served snapshot (or the one its scope names):
 a group with at least ``min_exchanges`` exchanges whose value is above the threshold is
 breached. An alert moves firing ↔ resolved (muted, instead of firing, while its rule is muted)
@@ -170,7 +170,7 @@ def _evaluate(rule: AlertRule, now: datetime, result: TickResult) -> None:
                 _queue_notifications(rule, alert, event, now)
 
 
-def signals_tick(*, now: datetime | None = None, quick_retries: int = 2) -> TickResult:
+def monitoring_tick(*, now: datetime | None = None, quick_retries: int = 2) -> TickResult:
     """Evaluate every enabled rule (each in its own transaction), then deliver what is due."""
     now = now or timezone.now()
     result = TickResult()

@@ -2,12 +2,12 @@
 
 An ``AlertMetric`` is everything the signals know about one metric: its name (the rule's
 ``metric`` value) and label (the rule form's choice), its ``value`` from summed rollups (what
-``signals_tick`` compares with the threshold), its ``words`` (the value as the pages and the
+``monitoring_tick`` compares with the threshold), its ``words`` (the value as the pages and the
 notifications show it), its ``detail`` (what else the numbers say about a breach) and the
 exchanges ``behind`` a breach (a condition on the ``Exchange`` rows the alert page lists).
 
 To add a metric: one entry in ``METRICS``. The rule's choices, the tick, the alert page and the
-notifications read the registry; ``tests/signals/test_metrics.py`` walks every entry (its value
+notifications read the registry; ``tests/monitoring/test_metrics.py`` walks every entry (its value
 on a hand-built set of exchanges, and the exchanges behind it), so an entry without a case there
 fails. A value the rollups do not yet count needs its column first (``rollups.py``: ``SUMS`` and
 ``contribute``). Imports no model: ``models.py`` reads the choices from here.

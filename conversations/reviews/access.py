@@ -25,15 +25,16 @@ from django.utils import timezone
 import audit
 
 from ..models import Conversation, ReviewAccessRequest, ReviewGrant
-from ..permissions import is_compliance
 from .grants import MAX_GRANT_DAYS, GrantRefused, is_reviewer, review_grant_create
-from .notify import review_request_notify
+from .notify import DECIDER_GROUPS, review_request_notify
 
 
 def may_decide(user: Any) -> bool:
     """Compliance staff and console admins decide review requests (compliance already sees and
-    revokes grants; an admin gives them in the admin site)."""
-    return is_compliance(user)
+    revokes grants; an admin gives them in the admin site): ``notify.DECIDER_GROUPS``."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    return bool(user.is_superuser or user.groups.filter(name__in=DECIDER_GROUPS).exists())
 
 
 @transaction.atomic

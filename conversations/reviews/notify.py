@@ -25,7 +25,11 @@ from django.utils import timezone
 
 from ..models import ReviewAccessRequest
 from ..monitoring.models import Notification
-from ..permissions import ADMIN_GROUP, COMPLIANCE_GROUP
+
+# Who decides a review request: the same people as ``permissions.is_compliance`` (compliance
+# staff, console admins, superusers), named here because the reviews room sits below the
+# permissions module (the import contracts); tests/review_requests holds both to one answer.
+DECIDER_GROUPS = ("admin", "compliance")
 
 
 def review_request_notify(*, request: ReviewAccessRequest) -> list[Notification]:
@@ -77,12 +81,11 @@ def review_request_payload(request: ReviewAccessRequest) -> tuple[str, str, dict
 
 
 def review_deciders() -> QuerySet[Any]:
-    """The active people who may decide: superusers and members of the admin and compliance
-    groups (``permissions.is_compliance``)."""
+    """The active people who may decide: superusers and members of ``DECIDER_GROUPS``."""
     return (
         get_user_model()
         .objects.filter(is_active=True)
-        .filter(Q(is_superuser=True) | Q(groups__name__in=[ADMIN_GROUP, COMPLIANCE_GROUP]))
+        .filter(Q(is_superuser=True) | Q(groups__name__in=DECIDER_GROUPS))
         .distinct()
         .order_by("username")
     )

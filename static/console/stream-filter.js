@@ -1,7 +1,8 @@
 // stream-filter.js: the console's inbound filter as a dependency-free ES module (it imports only
 // stream-filter-table.js, generated beside it: serve both).
 //
-// Feed it the raw SSE text of a provider stream, cut anywhere; it returns only visible events:
+// Feed it the raw SSE text of a provider stream, cut anywhere (a binary stream: its bytes, see
+// BedrockFilter); it returns only visible events:
 //   {type: "text", block, text}                    the answer's text, as it streams
 //   {type: "thinking", state: "started"|"progress"|"stopped", block, seconds, tokens}
 //   {type: "tool", state: "started", block, name} / {type: "tool", state: "result", block, status}
@@ -505,8 +506,127 @@ class AiSdkFilter extends Filter {
   }
 }
 
+// CRC32 (IEEE), the eventstream's checksum.
+const CRC_TABLE = (() => {
+  const t = new Uint32Array(256);
+  for (let n = 0; n < 256; n++) {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    t[n] = c >>> 0;
+  }
+  return t;
+})();
+function crc32(bytes, start, end) {
+  let c = 0xffffffff;
+  for (let i = start; i < end; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+// Bytes of each header value type of the eventstream, after the type byte (-2: a 2-byte length
+// then that many bytes).
+const HEADER_SIZES = { 0: 0, 1: 0, 2: 1, 3: 2, 4: 4, 5: 8, 6: -2, 7: -2, 8: 8, 9: 16 };
+
+// AWS eventstream frames (bedrock.converse): the stream is binary. Feed it bytes (a Uint8Array)
+// or a string of one character a byte (Latin-1); a frame whose CRC does not match ends the
+// stream with an error. Each frame is read as {<:event-type>: payload} (an exception or error
+// frame as an error), with the rules of conversations/formats/bedrock/live.py.
+class BedrockFilter extends Filter {
+  static DELTAS = { text: "text", citation: "text", reasoningContent: "reasoningContent", toolUse: "toolUse", toolResult: "toolResult" };
+
+  constructor(format) {
+    super(format);
+    this.bytes = new Uint8Array(0);
+  }
+
+  feed(chunk) {
+    this.out = [];
+    const more = typeof chunk === "string" ? Uint8Array.from(chunk, (c) => c.charCodeAt(0) & 0xff) : chunk;
+    const data = new Uint8Array(this.bytes.length + more.length);
+    data.set(this.bytes);
+    data.set(more, this.bytes.length);
+    let at = 0;
+    while (!this.finished && data.length - at >= 12) {
+      const view = new DataView(data.buffer, data.byteOffset + at);
+      const total = view.getUint32(0);
+      const headersLength = view.getUint32(4);
+      if (view.getUint32(8) !== crc32(data, at, at + 8) || total < 16) {
+        this.error("bad_frame");
+        break;
+      }
+      if (data.length - at < total) break;
+      if (view.getUint32(total - 4) !== crc32(data, at, at + total - 4)) {
+        this.error("bad_frame");
+        break;
+      }
+      this.frame(data.subarray(at + 12, at + 12 + headersLength), data.subarray(at + 12 + headersLength, at + total - 4));
+      at += total;
+    }
+    this.bytes = this.finished ? new Uint8Array(0) : data.slice(at);
+    return this.out;
+  }
+
+  close() {
+    this.out = [];
+    this.bytes = new Uint8Array(0);
+    this.endAll();
+    return this.out;
+  }
+
+  frame(headers, payload) {
+    const h = {};
+    const text = new TextDecoder();
+    for (let i = 0; i < headers.length; ) {
+      const nameLength = headers[i];
+      const name = text.decode(headers.subarray(i + 1, i + 1 + nameLength));
+      const type = headers[i + 1 + nameLength];
+      i += 2 + nameLength;
+      let size = HEADER_SIZES[type];
+      if (size === undefined) return;
+      if (size === -2) {
+        size = (headers[i] << 8) | headers[i + 1];
+        if (type === 7) h[name] = text.decode(headers.subarray(i + 2, i + 2 + size));
+        i += 2;
+      }
+      i += size;
+    }
+    const kind = h[":message-type"] || "event";
+    if (kind !== "event") return this.error(h[":exception-type"] || h[":error-code"] || kind);
+    let value;
+    try {
+      value = JSON.parse(text.decode(payload));
+    } catch {
+      return;
+    }
+    if (value && typeof value === "object" && !Array.isArray(value)) this.event(h[":event-type"] || "", value);
+  }
+
+  event(name, body) {
+    const index = int(body.contentBlockIndex);
+    const key = String(index);
+    const member = (o) => (o && typeof o === "object" ? Object.keys(o).find((k) => k !== "type" && k !== "p") || "" : "");
+    if (name === "contentBlockStart" && index !== null) {
+      const kind = member(body.start);
+      if (!kind) return;
+      const value = body.start[kind] && typeof body.start[kind] === "object" ? body.start[kind] : {};
+      this.open(key, kind, str(value.name));
+      if (kind === "toolResult") this.end(key, value.status === "error" ? "error" : "ok");
+    } else if (name === "contentBlockDelta" && index !== null) {
+      const kind = member(body.delta);
+      if (!BedrockFilter.DELTAS[kind]) return;
+      if (!this.blocks.has(key)) this.open(key, BedrockFilter.DELTAS[kind]);
+      if (kind === "text") this.text(key, str(body.delta.text) || "");
+      else if (kind === "reasoningContent" && body.delta[kind] && typeof body.delta[kind] === "object") {
+        this.count(key, str(body.delta[kind].text) || "");
+      }
+    } else if (name === "contentBlockStop" && index !== null) {
+      this.end(key);
+    } else if (name === "messageStop") {
+      this.finish(str(body.stopReason));
+    }
+  }
+}
+
 // The filter classes by name; the generated table says which format each one reads.
-const BY_CLASS = { AnthropicFilter, ResponsesFilter, ChatFilter, AiSdkFilter };
+const BY_CLASS = { AnthropicFilter, ResponsesFilter, ChatFilter, AiSdkFilter, BedrockFilter };
 const FILTERS = Object.fromEntries(
   Object.entries(FILTER_CLASSES)
     .filter(([, name]) => BY_CLASS[name] !== undefined)

@@ -16,7 +16,7 @@ from conversations.monitoring.rewrites import KINDS, SEEN, words
 from conversations.sharing.links import share_link_create
 from conversations.workspace.words import transformation_words
 from tests.factories import ExchangeBodyFactory, UserFactory, roles
-from tests.signals.helpers import assistant, store, text, thinking, tool_result, tool_use, user
+from tests.monitoring.helpers import assistant, store, text, thinking, tool_result, tool_use, user
 
 pytestmark = pytest.mark.django_db
 

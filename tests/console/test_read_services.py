@@ -12,9 +12,9 @@ import pytest
 from django.db import connection, transaction
 
 import console.compliance_views
+import console.monitoring_views
 import console.review_views
 import console.sharing_views
-import console.signals_views
 import console.views
 from conversations.selectors import conversation_cursor
 from conversations.sharing.links import share_link_create
@@ -28,7 +28,7 @@ VIEW_MODULES = [
     "review_views.py",
     "sharing_views.py",
     "live_views.py",
-    "signals_views.py",
+    "monitoring_views.py",
 ]
 
 
@@ -65,7 +65,7 @@ def test_pages_render_after_the_read_committed(
         console.compliance_views,
         console.review_views,
         console.sharing_views,
-        console.signals_views,
+        console.monitoring_views,
     )
     for module in modules:
         real = module.render

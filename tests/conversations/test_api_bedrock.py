@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
+from conversations.formats.bedrock.recordings import exchanges
 from conversations.models import Conversation, Exchange
 from conversations.monitoring.rewrites import SEEN
 from conversations.selectors import conversation_message_raws
 from tests.conftest import post_json
-from tests.conversations.formats.bedrock_corpus import exchanges
 
 pytestmark = pytest.mark.django_db
 URL = "/api/v1/exchanges"

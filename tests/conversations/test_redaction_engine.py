@@ -23,8 +23,14 @@ from conversations.projection.redaction import DETECTORS, Finding, Options, find
 from conversations.projection.redaction.base import NUM_RUN, Scan
 from conversations.projection.redaction.contact import _EMAIL_DOMAIN, _EMAIL_LOCAL
 from conversations.projection.redaction.engine import Candidate, Engine, stand_in
-from conversations.projection.redaction.network import _IPV6
-from conversations.projection.redaction.numbers import _IBAN_RUN, _SSN_LABELLED, _iban_valid
+from conversations.projection.redaction.network import _IPV4, _IPV6
+from conversations.projection.redaction.numbers import (
+    _CARD_STRETCH,
+    _IBAN_RUN,
+    _SSN,
+    _SSN_LABELLED,
+    _iban_valid,
+)
 from conversations.projection.redaction.secrets import _CONTEXT_TRIGGERS, _FAMILIES_BY_TRIGGER
 
 # Characters beyond ASCII that each stand for something else in the stand-in: a letter, an
@@ -72,6 +78,7 @@ TOKENS = [
     "_",
     *UNICODE,
 ]
+ARABIC_INDIC = str.maketrans("0123456789", "".join(chr(0x660 + i) for i in range(10)))
 texts = st.lists(st.sampled_from(TOKENS) | st.text(max_size=4), max_size=16).map("".join)
 PROPERTIES = settings(max_examples=300, deadline=None)
 
@@ -146,6 +153,20 @@ def test_ssn_label_candidates_cover_every_labelled_ssn(text: str) -> None:
 def test_an_ipv6_match_always_has_a_candidate(text: str) -> None:
     if any(_IPV6.match(text, p) for p in range(len(text))):
         assert "ipv6" in Scan(text, Options()).hits
+
+
+@PROPERTIES
+@given(texts)
+@example("4111 1111 1111 1111")
+@example("٤١١١١١١١١١١١١١١١")  # other scripts' digits: "5" in the stand-in
+@example("123-45-6789 and 10.0.0.1")
+@example("123-45-6789 10.0.0.1".translate(ARABIC_INDIC))
+def test_presence_candidates_cover_cards_ssns_and_dotted_quads(text: str) -> None:
+    # The card, SSN and IP prefilters ask only whether the pass saw one of these shapes.
+    hits = Scan(text, Options()).hits
+    assert _CARD_STRETCH.search(text) is None or "card" in hits
+    assert _SSN.search(text) is None or "ssn" in hits
+    assert _IPV4.search(text) is None or "ipv4" in hits
 
 
 def test_stand_in_keeps_one_byte_a_character() -> None:

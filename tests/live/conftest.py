@@ -3,6 +3,7 @@ recorder of every key written and every message published under it."""
 
 from __future__ import annotations
 
+import base64
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -53,13 +54,21 @@ def chunk_body(
     exchange: str = "call-1",
     **kw: Any,
 ) -> dict[str, Any]:
+    fmt = s.format if s else kw.pop("format", "anthropic.messages")
+    from conversations.formats import get
+
+    # A binary stream's chunks are base64: a recorded stream's piece (its bytes as Latin-1
+    # text) is encoded here; the kit's live samples already are.
+    field = "chunk_base64" if get(fmt).live.binary else "chunk"
+    if s is not None and get(fmt).live.binary:
+        chunk = base64.b64encode(chunk.encode("latin-1")).decode()
     return {
         "conversation": conversation,
         "customer": kw.pop("customer", "cus_1"),
-        "format": s.format if s else kw.pop("format", "anthropic.messages"),
+        "format": fmt,
         "exchange": exchange,
         "seq": seq,
-        "chunk": chunk,
+        field: chunk,
         **kw,
     }
 

@@ -3,12 +3,13 @@ the live filters (Python and JS) are held to."""
 
 from __future__ import annotations
 
+import base64
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from conversations.blocks import BlockClass
-from conversations.formats import FormatError, get
+from conversations.formats import FormatError, formats, get
 from conversations.projection.project import clean_text
 from conversations.projection.redaction import redact
 from tests.providers import fixture_files, load, stream_files
@@ -21,13 +22,23 @@ class Stream:
     name: str
     format: str
     request: str
+    # SSE text; for a binary stream its bytes as Latin-1 text (one character a byte: what the
+    # live engine and the browser filter take).
     stream: str
     visible: tuple[str, ...]  # the stored VISIBLE blocks' text, redacted, in order
+    endpoint: str | None = None
+
+    def parse_args(self) -> dict[str, str | None]:
+        """The parse of this stream's exchange (a binary stream as ``stream_base64``)."""
+        if get(self.format).binary_stream:
+            data = base64.b64encode(self.stream.encode("latin-1")).decode()
+            return {"request": self.request, "stream_base64": data, "endpoint": self.endpoint}
+        return {"request": self.request, "stream": self.stream, "endpoint": self.endpoint}
 
 
-def _visible(fmt: str, request: str, stream: str) -> tuple[str, ...] | None:
+def _visible(s: Stream) -> tuple[str, ...] | None:
     try:
-        parsed = get(fmt).parse(request=request, response=None, stream=stream)
+        parsed = get(s.format).parse(**s.parse_args())
     except FormatError:
         return None  # refused at ingest: not a stream anyone watches to its end
     return tuple(
@@ -46,12 +57,20 @@ def streams() -> list[Stream]:
                 found.append((r.name, r.format, r.request, r.stream))
     for f in stream_files():
         found.append((f.name, f.format, f.request, f.stream))
-    out = []
+    candidates = []
     for name, fmt, request, text in found:
         request = request or json.dumps(dict(get(fmt).kit.minimal_request))
-        visible = _visible(fmt, request, text)
+        candidates.append(Stream(name, fmt, request, text, ()))
+    for fmt in formats():
+        for name, sample in fmt.kit.recorded() if fmt.kit.recorded else ():
+            if sample.stream_base64 is not None:
+                data = base64.b64decode(sample.stream_base64).decode("latin-1")
+                candidates.append(Stream(name, fmt.name, sample.request, data, (), sample.endpoint))
+    out = []
+    for s in candidates:
+        visible = _visible(s)
         if visible is not None:
-            out.append(Stream(name, fmt, request, text, visible))
+            out.append(replace(s, visible=visible))
     return out
 
 

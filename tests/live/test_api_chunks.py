@@ -49,6 +49,7 @@ def send(api: APIClient, body: dict[str, Any]) -> Any:
         "vercel-ai__openai-web-search-tool.1.chunks.txt#0",
         "vercel-ai__deepseek-reasoning.chunks.txt#0",
         "ai_sdk/assistant-stream.sse",
+        "pydantic-pydantic-ai__test_bedrock_model_thinking_part_stream.yaml#0",
     ],
 )
 def test_chunks_in_any_order_publish_the_stored_text(api: APIClient, name: str) -> None:

@@ -54,7 +54,7 @@ def published_blocks(events: list[Event]) -> list[str]:
 def never_strings(s: Stream) -> Iterator[str]:
     """What the stored exchange keeps of the deliberation: reasoning text, signatures, blobs."""
     fmt = get(s.format)
-    parsed = fmt.parse(request=s.request, response=None, stream=s.stream)
+    parsed = fmt.parse(**s.parse_args())
 
     def walk(value: Any, key: str | None = None) -> Iterator[str]:
         if isinstance(value, dict):

@@ -103,7 +103,7 @@ def test_every_stream_streams_on_the_page_and_no_thought(
 ) -> None:
     conversation = world.billing
     # Every recorded stream is an exchange of this one conversation, and those cut off before
-    # their end stay open: room for all of them (the bound itself: tests/hardening2).
+    # their end stay open: room for all of them (the bound itself: tests/resilience).
     settings.LIVE_MAX_OPEN_EXCHANGES = len(STREAMS_BY_NAME) + 1
     client = Client()
     client.force_login(world.users["agent"])

@@ -16,9 +16,9 @@ from conversations.live.body import ChunkInput
 from conversations.live.services import live_chunk_ingest
 from retention.services import conversation_erase
 from retention.services.clock import retention_tick
-from tests.hardening2.redis_server import free_port
 from tests.live.conftest import chunk_body, stored_conversation
 from tests.live.test_api_chunks import send
+from tests.resilience.redis_server import free_port
 
 pytestmark = pytest.mark.django_db
 

@@ -16,9 +16,9 @@ from asgiref.sync import async_to_sync, sync_to_async
 from django.test import AsyncClient
 
 from conversations.live import state
-from tests.hardening2.redis_server import RedisServer
 from tests.live.test_filters import cuts
 from tests.live.test_sse import STREAM, feed
+from tests.resilience.redis_server import RedisServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 

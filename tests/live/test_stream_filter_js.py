@@ -15,15 +15,15 @@ import pytest
 from conversations.blocks import BlockClass, known_types
 from conversations.formats import formats, get, names
 from conversations.projection.project import clean_text
-from tests.live.streams import STREAMS_BY_NAME
+from tests.live.streams import STREAMS_BY_NAME, Stream
 from tests.live.test_filters import assert_nothing_of, never_strings
 
 HERE = Path(__file__).parent
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
 
-def _raw_visible(fmt: str, request: str, stream: str) -> list[str]:
-    parsed = get(fmt).parse(request=request, response=None, stream=stream)
+def _raw_visible(s: Stream) -> list[str]:
+    parsed = get(s.format).parse(**s.parse_args())
     return [
         clean_text(b.text or "")
         for m in parsed.output
@@ -54,7 +54,7 @@ def test_every_stream_shows_the_stored_text_and_no_thought(node_run: dict[str, A
     assert {r["name"] for r in node_run["results"]} == set(STREAMS_BY_NAME)
     for r in node_run["results"]:
         s = STREAMS_BY_NAME[r["name"]]
-        expected = _raw_visible(s.format, s.request, s.stream)
+        expected = _raw_visible(s)
         assert r["blocks"] == expected, (r["name"], r["seed"])
         assert_nothing_of(list(never_strings(s)), r["events"], tuple(expected))
 

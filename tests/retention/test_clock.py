@@ -15,7 +15,7 @@ from tests.factories import post_exchange
 
 def test_the_one_beat_entry_enqueues_the_tick() -> None:
     # The retention clock's one entry; the audit sealer has its own (tests/audit).
-    assert sorted(app.conf.beat_schedule) == ["audit-seal", "retention-tick", "signals-tick"]
+    assert sorted(app.conf.beat_schedule) == ["audit-seal", "monitoring-tick", "retention-tick"]
     seal = app.conf.beat_schedule["audit-seal"]
     assert seal["task"] == "audit.tasks.audit_seal"
     assert seal["schedule"] == float(settings.AUDIT_SEAL_INTERVAL_SECONDS)

@@ -21,9 +21,9 @@ from conversations.models import Conversation
 from retention.models import DeletionRequest
 from retention.services import deletion_request_submit
 from retention.services.clock import retention_tick
-from tests.hardening2.redis_server import RedisServer
 from tests.live.conftest import chunk_body, stored_conversation
 from tests.live.test_api_chunks import send
+from tests.resilience.redis_server import RedisServer
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 

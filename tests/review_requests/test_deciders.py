@@ -17,21 +17,28 @@ from conversations.monitoring.delivery import notifications_deliver, signature
 from conversations.monitoring.models import Notification
 from conversations.reviews import review_grant_live
 from tests.factories import UserFactory
-from tests.signals.test_alerts import Hook
+from tests.monitoring.test_alerts import Hook
 
 pytestmark = pytest.mark.django_db
 
 ASK = {"purpose": "complaint", "reference": "ZD-35", "days": "2"}
 MENU = re.compile(
-    r'href="/review-requests/"[^>]*>Review requests(?: <span class="badge"[^>]*>(\d+)</span>)?</a>'
+    r'href="/review-requests/"[^>]*>Review requests<span hx-get="/review-requests/waiting"'
 )
 
 
 def _menu(client: Any) -> tuple[bool, int]:
-    """Whether the header offers Review requests, and the count it shows (0 when none)."""
+    """Whether the header offers Review requests, and the count it shows (0 when none): htmx
+    loads the count from its own URL into the entry (the browser test sees it drawn)."""
     page = client.get("/settings/").content.decode()
-    found = MENU.search(page)
-    return found is not None, int(found.group(1)) if found and found.group(1) else 0
+    entry = MENU.search(page)
+    if entry is None:
+        assert client.get("/review-requests/waiting").status_code == 404
+        return False, 0
+    badge = client.get("/review-requests/waiting").content.decode()
+    count = re.fullmatch(r' <span class="badge" aria-label="(\d+) waiting">\1</span>', badge)
+    assert count or badge == "<span></span>", badge
+    return True, int(count.group(1)) if count else 0
 
 
 def _ask(client: Any, world: Any) -> ReviewAccessRequest:
@@ -142,3 +149,16 @@ def test_a_notification_is_about_one_thing(world: Any) -> None:
     with pytest.raises(IntegrityError), transaction.atomic():
         Notification.objects.create(channel="email", target="x@example.com",
                                     next_attempt_at=timezone.now())  # fmt: skip
+
+
+def test_the_deciders_are_compliance_staff_and_admins(world: Any) -> None:
+    """The reviews room names the deciders itself (it sits below ``permissions``): the same
+    people as ``is_compliance``, for every kind of user."""
+    from conversations.permissions import is_compliance
+    from conversations.reviews.access import may_decide
+    from conversations.reviews.notify import review_deciders
+
+    superuser = UserFactory(username="root", is_superuser=True)
+    people = [u for u in world.users.values() if u is not None] + [superuser]
+    assert [may_decide(u) for u in people] == [is_compliance(u) for u in people]
+    assert set(review_deciders()) == {u for u in people if is_compliance(u)}

@@ -29,7 +29,7 @@ from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PageProblems, _a
 from tests.factories import ingest
 from tests.live.conftest import live_prefix  # noqa: F401  (a Redis prefix of its own)
 from tests.live.test_live_browser import asgi_server  # noqa: F401
-from tests.signals.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
+from tests.monitoring.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
 from tests.workspace.long_turn import long_turn
 from tests.workspace2.streams import live_stream
 

@@ -14,10 +14,12 @@ test("the capture table: creating POSTs by path suffix, nothing else", () => {
   assert.equal(formatFor("GET", "/v1/responses"), null);
   assert.equal(formatFor("POST", "/v1/embeddings"), null);
   const table = JSON.parse(readFileSync(new URL("../src/capture-table.json", import.meta.url)));
-  assert.deepEqual(
-    table.paths.map((p) => p.format).sort(),
-    ["anthropic.messages", "openai.chat", "openai.responses"],
-  );
+  // Every path of the generated table (one row per capture path of every format) is read back
+  // as its format, behind any prefix.
+  assert.ok(table.paths.length >= 3);
+  for (const { suffix, format } of table.paths) {
+    assert.equal(formatFor("POST", `/gateway${suffix}`), format, suffix);
+  }
 });
 
 test("a stream cut inside a character keeps the characters before it, a whole one is refused", () => {

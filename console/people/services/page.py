@@ -12,6 +12,7 @@ from django.utils import timezone
 
 import audit
 from conversations.permissions import is_console_admin
+from conversations.services import queue_grant
 
 from ..models import Person
 from ..roles import roles_of, set_roles
@@ -35,10 +36,12 @@ def person_invite(
     first_name: str = "",
     last_name: str = "",
     roles: Iterable[str] = (),
+    queues: Iterable[str] = (),
     actor: Any,
 ) -> Any:
     """A local account, with no password yet: the invitee sets one through a one-time link
-    (``console.people.views.set_password_link``). Refused where local passwords are off."""
+    (``console.people.views.set_password_link``), seeing the ``queues`` named (each grant
+    audited by ``queue_grant``, in this transaction). Refused where local passwords are off."""
     if not settings.LOCAL_PASSWORDS:
         raise PeopleError(
             "local passwords are turned off (LOCAL_PASSWORDS=false): people sign in through "
@@ -58,6 +61,8 @@ def person_invite(
     Person.objects.create(user=user, source=Person.Source.LOCAL, invited_by=actor)
     set_roles(user, wanted)
     audit.record("person.invited", actor=actor, person=user.pk, roles=sorted(wanted), via="page")
+    for queue in sorted(set(queues)):
+        queue_grant(principal=user, queue_name=queue, actor=actor)
     return user
 
 

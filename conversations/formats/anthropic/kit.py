@@ -62,18 +62,24 @@ EXAMPLE = {
 
 def demo(s: DemoFacts) -> list[Sample]:
     """An order lookup: thinking, a tool call, its result, the answer (the second call reads
-    the first's prompt from the cache)."""
+    the first's prompt from the cache). Its twists (``DEMO_TWISTS``, the facts' ``twist``):
+    the answer cut off at ``max_tokens`` or refused, the lookup called twice with the same
+    arguments in one answer, the lookup failing, or a third call whose history edits the
+    model's first answer (a rewrite)."""
+    twist = s.twist
     model = "claude-sonnet-4-5"
     user = {"role": "user", "content": s.question}
+    call_id = f"toolu_{s.order[-6:]}"
+    calls = [
+        {"type": "tool_use", "id": call_id, "name": "get_order", "input": {"order_id": s.order}}
+    ]
+    if twist == "looping":  # the same call again, in the same answer
+        calls.append({**calls[0], "id": call_id + "b"})
+    opening = {"type": "text", "text": "Let me look that order up for you."}
     content1 = [
         {"type": "thinking", "thinking": s.thinking, "signature": "EqQB" + "x" * 40},
-        {"type": "text", "text": "Let me look that order up for you."},
-        {
-            "type": "tool_use",
-            "id": f"toolu_{s.order[-6:]}",
-            "name": "get_order",
-            "input": {"order_id": s.order},
-        },
+        opening,
+        *calls,
     ]
     req1 = {
         "model": model,
@@ -98,36 +104,69 @@ def demo(s: DemoFacts) -> list[Sample]:
         "stop_sequence": None,
         "usage": usage,
     }
-    tool_result = {
-        "role": "user",
-        "content": [
-            {
-                "type": "tool_result",
-                "tool_use_id": f"toolu_{s.order[-6:]}",
-                "content": json_text(s.tool_result()),
-            }
-        ],
-    }
+    results: list[dict[str, Any]] = []
+    for call in calls:
+        if twist == "tool_error":
+            error = {"error": {"message": "order service timed out"}}
+            results.append({"type": "tool_result", "tool_use_id": call["id"],
+                            "content": json_text(error), "is_error": True})  # fmt: skip
+        else:
+            results.append({"type": "tool_result", "tool_use_id": call["id"],
+                            "content": json_text(s.tool_result())})  # fmt: skip
+    tool_result = {"role": "user", "content": results}
     req2 = {**req1, "messages": [user, {"role": "assistant", "content": content1}, tool_result]}
+    stop, answer, out = "end_turn", s.answer, 58
+    if twist == "truncated":  # the reasoning ate the allowance: the answer is cut off
+        stop, answer, out = "max_tokens", s.answer[: len(s.answer) // 3], 4096
+    elif twist == "refused":
+        stop, answer = "refusal", "I can't help with that request."
+    answer2 = [{"type": "text", "text": answer}]
     resp2 = {
         "id": f"msg_{s.order[-6:]}b",
         "type": "message",
         "role": "assistant",
         "model": "claude-sonnet-4-5-20250929",
-        "content": [{"type": "text", "text": s.answer}],
-        "stop_reason": "end_turn",
+        "content": answer2,
+        "stop_reason": stop,
         "stop_sequence": None,
         "usage": {
             **usage,
             "input_tokens": 640,
             "cache_read_input_tokens": 412,
-            "output_tokens": 58,
+            "output_tokens": out,
         },
     }
-    return [
+    samples = [
         Sample(json_text(req1), response=json_text(resp1)),
         Sample(json_text(req2), response=json_text(resp2)),
     ]
+    if twist == "rewritten":
+        # The backend resends the history with the model's first answer edited: a rewrite the
+        # model sees (the prompt cache misses from there).
+        edited = [c if c is not opening else {**opening, "text": "Checking that order."}
+                  for c in content1]  # fmt: skip
+        req3 = {
+            **req1,
+            "messages": [
+                user,
+                {"role": "assistant", "content": edited},
+                tool_result,
+                {"role": "assistant", "content": answer2},
+                {"role": "user", "content": "Thanks. Can it be delivered to my office instead?"},
+            ],
+        }
+        resp3 = {
+            **resp2,
+            "id": f"msg_{s.order[-6:]}c",
+            "content": [{"type": "text", "text": "I have asked the carrier to change it."}],
+            "usage": {**usage, "input_tokens": 720, "output_tokens": 40},
+        }
+        samples.append(Sample(json_text(req3), response=json_text(resp3)))
+    return samples
+
+
+# What the demo's twists do in this format (``kit.DEMO_TWISTS``): all of them.
+DEMO_TWISTS = frozenset({"truncated", "refused", "looping", "tool_error", "rewritten"})
 
 
 def finish(raw: str) -> Sample:
@@ -204,4 +243,5 @@ KIT = Kit(
         Fixture("streams/anthropic-*"),
     ),
     sdk=PythonSdk("anthropic", _client, sdk_create("messages", _arguments)),
+    demo_twists=DEMO_TWISTS,
 )

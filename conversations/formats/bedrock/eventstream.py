@@ -1,7 +1,10 @@
 """The ConverseStream body, ``application/vnd.amazon.eventstream``: binary frames decoded with
-botocore's maintained decoder (``botocore.eventstream.EventStreamBuffer``: the prelude's and the
-message's CRC32 checked, the headers parsed), one frame at a time so a long stream is read in
-linear time.
+botocore's maintained decoder, the steps of its ``EventStreamBuffer`` one frame at a time
+(``DecodeUtils.unpack_prelude``, its length limits, ``_validate_checksum`` of the prelude's and
+the message's CRC32, ``EventStreamHeaderParser``), so a long stream is read in linear time (the
+buffer copies what is left after every frame) and a header block the stream repeats (every
+``contentBlockDelta`` has the same) is parsed once. The differential test reads every stream
+with botocore's own ``EventStream`` too.
 
 A frame is a 12-byte prelude (total length, headers length, the prelude's CRC), its headers,
 its payload (here JSON) and the message's CRC. Its headers say what it is: ``:message-type``
@@ -19,7 +22,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from botocore.eventstream import EventStreamBuffer, ParserError
+from botocore.eventstream import (
+    _MAX_HEADERS_LENGTH,
+    _MAX_PAYLOAD_LENGTH,
+    DecodeUtils,
+    EventStreamHeaderParser,
+    InvalidHeadersLength,
+    InvalidPayloadLength,
+    ParserError,
+    _validate_checksum,
+)
 
 from ..base import FormatError, byte_at, loads
 
@@ -66,17 +78,13 @@ def read_frames(
     """The frames of ``data`` and how many bytes they take. A frame cut off at the end raises
     ``truncated_stream`` at its offset, unless ``partial`` (a live chunk, or a cancelled
     stream): then the frames before it are returned and the count says where it starts."""
-    view = memoryview(data)
     frames: list[Frame] = []
     offset = 0
     size = len(data)
+    headers_seen: dict[bytes, dict[str, Any]] = {}  # a stream repeats a few header blocks
     while offset < size:
-        rest = size - offset
-        total = int.from_bytes(view[offset : offset + 4], "big") if rest >= 4 else 0
-        buffer = EventStreamBuffer()
-        buffer.add_data(bytes(view[offset : offset + max(total, PRELUDE)]))
         try:
-            message = next(buffer, None) if rest >= PRELUDE else None
+            total = _frame_length(data, offset, size)
         except ParserError as exc:
             raise FormatError(
                 f"the frame at byte {offset} does not decode: {exc}",
@@ -84,24 +92,29 @@ def read_frames(
                 at=byte_at(offset),
                 code="invalid",
             ) from None
-        if message is None:
+        if total is None:
             if partial:
                 break
-            what = "its prelude" if rest < PRELUDE else "the frame"
+            what = "its prelude" if size - offset < PRELUDE else "the frame"
             raise FormatError(
                 f"the stream is cut off at byte {size}, inside {what} (it starts at byte {offset})",
                 field=field,
                 at=byte_at(offset),
                 code="truncated_stream",
             )
-        if total < MINIMUM:
-            raise FormatError(
-                f"the frame at byte {offset} is shorter than a prelude and its CRC",
-                field=field,
-                at=byte_at(offset),
-                code="invalid",
-            )
-        headers = message.headers
+        headers_length = int.from_bytes(data[offset + 4 : offset + 8], "big")
+        header_bytes = data[offset + PRELUDE : offset + PRELUDE + headers_length]
+        headers = headers_seen.get(header_bytes)
+        if headers is None:
+            try:
+                headers = headers_seen[header_bytes] = EventStreamHeaderParser().parse(header_bytes)
+            except (ParserError, IndexError, UnicodeDecodeError) as exc:
+                raise FormatError(
+                    f"the headers of the frame at byte {offset} do not decode: {exc!r}",
+                    field=field,
+                    at=byte_at(offset),
+                    code="invalid",
+                ) from None
         kind = _header(headers, ":message-type") or "event"
         if kind == "exception":
             name = _header(headers, ":exception-type") or "exception"
@@ -109,11 +122,33 @@ def read_frames(
             name = _header(headers, ":error-code") or "error"
         else:
             name = _header(headers, ":event-type") or ""
-        frames.append(
-            Frame(offset, kind, name, bytes(message.payload), _header(headers, ":error-message"))
-        )
+        payload = data[offset + PRELUDE + headers_length : offset + total - 4]
+        frames.append(Frame(offset, kind, name, payload, _header(headers, ":error-message")))
         offset += total
     return frames, offset
+
+
+def _frame_length(data: bytes, offset: int, size: int) -> int | None:
+    """The length of the frame at ``offset`` once its prelude and message CRCs are checked
+    (botocore's checks: ``DecodeUtils.unpack_prelude``, its length limits, ``_validate_checksum``
+    of the prelude, then of the message from the prelude's CRC on); None when the stream ends
+    before the frame does. Raises botocore's ``ParserError`` (``ChecksumMismatch``...)."""
+    if size - offset < PRELUDE:
+        return None
+    prelude = data[offset : offset + PRELUDE]
+    (total, headers_length, prelude_crc), _ = DecodeUtils.unpack_prelude(prelude)
+    _validate_checksum(prelude[: PRELUDE - 4], prelude_crc)
+    if headers_length > _MAX_HEADERS_LENGTH:
+        raise InvalidHeadersLength(headers_length)
+    if total - headers_length - MINIMUM > _MAX_PAYLOAD_LENGTH:
+        raise InvalidPayloadLength(total - headers_length - MINIMUM)
+    if total < MINIMUM or headers_length > total - MINIMUM:
+        raise InvalidPayloadLength(total - headers_length - MINIMUM)
+    if size - offset < total:
+        return None
+    message_crc = int.from_bytes(data[offset + total - 4 : offset + total], "big")
+    _validate_checksum(data[offset + PRELUDE - 4 : offset + total - 4], message_crc, prelude_crc)
+    return int(total)
 
 
 def encode_frame(

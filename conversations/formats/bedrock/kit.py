@@ -9,9 +9,10 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..kit import DemoFacts, Fixture, Kit, LiveSample, PythonSdk, ReasoningSample, Sample, json_text
+from ..kit import DemoFacts, Fixture, Kit, LiveSample, ReasoningSample, Sample, json_text
 from .eventstream import encode_frame
 from .profile import FORMAT
+from .recordings import recorded
 
 MODEL = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
@@ -122,14 +123,15 @@ def demo(s: DemoFacts) -> list[Sample]:
         "content": [{"toolResult": {"toolUseId": call_id, "content": [{"json": s.tool_result()}]}}],
     }
     req2 = {**req1, "messages": [user, {"role": "assistant", "content": content1}, result]}
-    words = s.answer.split(" ")
+    # The answer in a few deltas (Bedrock sends a handful of tokens a delta).
+    size = max(1, len(s.answer) // 4 + 1)
+    pieces = [s.answer[i : i + size] for i in range(0, len(s.answer), size)]
     events: list[dict[str, Any]] = [{"messageStart": {"role": "assistant"}}]
     events += [
-        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": w + " "}}}
-        for w in words[:-1]
+        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": piece}}}
+        for piece in pieces
     ]
     events += [
-        {"contentBlockDelta": {"contentBlockIndex": 0, "delta": {"text": words[-1]}}},
         {"contentBlockStop": {"contentBlockIndex": 0}},
         {"messageStop": {"stopReason": "end_turn"}},
         {
@@ -177,7 +179,9 @@ def live_text(deltas: Sequence[str]) -> str:
     return stream_base64(events)
 
 
-def _client(base_url: str, asynchronous: bool) -> Any:
+def boto3_client(base_url: str) -> Any:
+    """A boto3 ``bedrock-runtime`` client pointed at ``base_url`` (a fake provider), without
+    retries (the client tests)."""
     import boto3
     from botocore.config import Config
 
@@ -191,7 +195,8 @@ def _client(base_url: str, asynchronous: bool) -> Any:
     )
 
 
-def _call(client: Any, model: str, question: str, streamed: bool) -> Any:
+def converse(client: Any, model: str, question: str, streamed: bool) -> Any:
+    """One Converse call; a ConverseStream read to its end (its events)."""
     messages = [{"role": "user", "content": [{"text": question}]}]
     if streamed:
         answer = client.converse_stream(modelId=model, messages=messages)
@@ -214,7 +219,16 @@ KIT = Kit(
         ("weigh it",),
     ),
     finish=finish,
-    live=LiveSample(idle=stream_base64([{"messageStart": {"role": "assistant"}}]), text=live_text),
+    live=LiveSample(
+        idle=stream_base64([{"messageStart": {"role": "assistant"}}]),
+        text=live_text,
+        framed=lambda data: base64.b64encode(
+            encode_frame("contentBlockDelta", data.encode())
+        ).decode(),
+    ),
     fixtures=(Fixture("bedrock/*"),),
-    sdk=PythonSdk("boto3", _client, _call),
+    recorded=recorded,
+    # boto3 is no httpx SDK: the generic client tests do not drive it; tests/client/
+    # test_boto3.py does (boto3_client, converse).
+    sdk=None,
 )

@@ -99,21 +99,25 @@ class Filter:
 
     # -- input --
 
-    @staticmethod
-    def ends_event(text: str) -> bool:
+    def ends_event(self, text: str) -> bool:
         """Whether ``text`` holds the end of an SSE event (a blank line): the caller need not
         read the text before it (``services._Exchange``) when the last characters before the new
-        text are part of ``text``."""
-        return _EVENT_END.search(text) is not None
+        text are part of ``text``. A binary stream's frames say their length in their first
+        bytes: every chunk may end one."""
+        return self.reader.binary or _EVENT_END.search(text) is not None
 
     def feed(self, chunk: str, *, now: float) -> list[Event]:
         """The visible events of the raw SSE text ``chunk`` (which continues the text before).
         An event nested deeper than the JSON decoder reads raises ``FormatError`` (``too_deep``):
-        the caller keeps none of this feed's state."""
+        the caller keeps none of this feed's state. For a binary stream ``chunk`` is its bytes
+        as Latin-1 text (one character a byte: ``live/body.py``), framed by the format."""
         self._now = now
         self._out = []
         if self.public["t0"] is None:
             self.public["t0"] = now
+        if self.reader.binary:
+            self._feed_binary(chunk)
+            return self._out
         text = self.secret["tail"] + chunk
         end = 0
         for m in _EVENT_END.finditer(text):
@@ -126,12 +130,31 @@ class Filter:
                 self._data(sse.data)
         return self._out
 
+    def _feed_binary(self, chunk: str) -> None:
+        data = (self.secret["tail"] + chunk).encode("latin-1")
+        try:
+            events, used = self.reader.frames(data)
+        except FormatError as exc:
+            if exc.code == "too_deep":
+                raise
+            self.secret["tail"] = ""
+            self.error("bad_frame")  # the stored exchange will say where
+            return
+        self.secret["tail"] = data[used:].decode("latin-1")
+        for value in events:
+            if self.public["finished"]:
+                break
+            try:
+                self.reader.event(self, value)
+            except RecursionError:
+                raise FormatError("JSON nested too deep", field="chunk", code="too_deep") from None
+
     def close(self, *, now: float) -> list[Event]:
         """The end of the stream (the exchange arrived, or it went idle): what was held leaves,
         open thinking stops, the tail (an event cut off) is dropped unread."""
         self._now = now
         self._out = []
-        if self.secret["tail"].strip() and not self.public["finished"]:
+        if self.secret["tail"].strip() and not self.public["finished"] and not self.reader.binary:
             for sse in iter_events(self.secret["tail"]):
                 self._data(sse.data)  # a last event without its blank line
         self.secret["tail"] = ""

@@ -61,6 +61,10 @@ class Candidate:
     pattern: str
     caseless: bool = False
     skip: int = 0  # characters of context the pattern reads before the position it stands for
+    # Only the first one: reported once, as (its end, its end), with no start (Hyperscan's
+    # single-match mode, one call at most, incompatible with start offsets): a prefilter's
+    # answer, or where a fixed-width pattern's first match starts.
+    presence: bool = False
 
 
 # The characters beyond ASCII that Python's case-insensitive matching takes for an ASCII letter
@@ -115,6 +119,7 @@ class Engine:
         self._names = [c.name for c in self.candidates]
         # The offset of the text in the scanned bytes (the " " before it) less the context.
         self._shift = [1 - c.skip for c in self.candidates]
+        self._presence = [c.presence for c in self.candidates]
         self._database: hyperscan.Database | None = None
         self._local = threading.local()
         if self.candidates:
@@ -124,7 +129,11 @@ class Engine:
                 ids=list(range(len(self.candidates))),
                 elements=len(self.candidates),
                 flags=[
-                    hyperscan.HS_FLAG_SOM_LEFTMOST
+                    (
+                        hyperscan.HS_FLAG_SINGLEMATCH
+                        if c.presence
+                        else hyperscan.HS_FLAG_SOM_LEFTMOST
+                    )
                     | (hyperscan.HS_FLAG_CASELESS if c.caseless else 0)
                     for c in self.candidates
                 ],
@@ -152,10 +161,10 @@ class Engine:
         if not found:
             return {}
         hits: Hits = {}
-        names, shift = self._names, self._shift
+        names, shift, presence = self._names, self._shift, self._presence
         for pattern, start, end in found:
             name = names[pattern]
-            span = (start - shift[pattern], end - 1)
+            span = (end - 1, end - 1) if presence[pattern] else (start - shift[pattern], end - 1)
             spans = hits.get(name)
             if spans is None:
                 hits[name] = [span]

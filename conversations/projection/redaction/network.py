@@ -30,6 +30,8 @@ _IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}+[0-9A-Fa-f.]*+(?![\w:
 # Its candidates in the one pass: two colons with at most four hex digits between them, which
 # every match of ``_IPV6`` holds (IPv4 comes from the digit runs).
 IPV6_CANDIDATE = Candidate("ipv6", r":[0-9A-Fa-f]{0,4}:")
+# Whether the text has a dotted quad at all (the one pass; the IPv4 part of the prefilter).
+IPV4_CANDIDATE = Candidate("ipv4", r"[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}\.[0-9]{1,3}", presence=True)
 
 
 def _octets_ok(candidate: str) -> bool:
@@ -39,7 +41,7 @@ def _octets_ok(candidate: str) -> bool:
 def _scan_ip(scan: Scan) -> list[Finding]:
     text = scan.text
     found: list[Finding] = []
-    for start, end in scan.runs:
+    for start, end in scan.runs if "ipv4" in scan.hits else ():
         if text.count(".", start, end) < 3:
             continue
         for m in _IPV4.finditer(text, start, end + 2):  # + 2: the lookahead sees past the run
@@ -76,10 +78,10 @@ def _ipv6_candidates(text: str) -> Iterator[re.Match[str]]:
 
 def _ip_prefilter(scan: Scan) -> bool:
     """What ``_scan_ip`` needs: a digit run with three dots (IPv4), or the colons of an IPv6."""
-    text = scan.text
-    if bool(scan.runs) and text.count(".") >= 3:
+    hits = scan.hits
+    if "ipv4" in hits and scan.runs:
         return True
-    return "ipv6" in scan.hits and ("::" in text or text.count(":") >= 7)
+    return "ipv6" in hits and ("::" in scan.text or scan.text.count(":") >= 7)
 
 
 def _after_version_word(text: str, start: int) -> bool:

@@ -24,6 +24,8 @@ from .engine import Candidate
 # least 14 digits, not glued to an identifier on their left ("ORD-4111...", "1.4111...",
 # "12/4111..."). Which groups form the card is decided in Python: a CVV may share the stretch.
 _CARD_STRETCH = re.compile(r"\d(?:[ \-]?\d){13,}+")
+# Whether the text has such a stretch at all (the one pass; the card detector's prefilter).
+CARD_CANDIDATE = Candidate("card", r"[0-9](?:[ \-]?[0-9]){13}", presence=True)
 
 
 def card_brand_ok(digits: str) -> bool:
@@ -265,16 +267,30 @@ _SSN_LABELLED = re.compile(
     r"(?i:\b(?:ssn|social security(?: number| no\.?| #)?)\b[\s:#]{0,3})(\d{9})(?!\w)"
 )
 SSN_LABEL_CANDIDATE = Candidate("ssn-label", r"ssn|social", caseless=True)
+# Whether the text has the shape of ``_SSN`` at all (the one pass; with the labels, the SSN
+# detector's prefilter).
+SSN_CANDIDATE = Candidate("ssn", r"[0-9]{3}[\- ][0-9]{2}[\- ][0-9]{4}", presence=True)
 
 
 def _ssn_ok(area: str, group: str, serial: str) -> bool:
     return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
 
 
+def _card_prefilter(scan: Scan) -> bool:
+    """14 digits joined by single blanks or dashes somewhere: what a card stretch needs."""
+    return "card" in scan.hits
+
+
+def _ssn_prefilter(scan: Scan) -> bool:
+    """The shape of an SSN, or a label ("SSN", "social") somewhere."""
+    hits = scan.hits
+    return "ssn" in hits or "ssn-label" in hits
+
+
 def _scan_ssn(scan: Scan) -> list[Finding]:
     text = scan.text
     found: list[Finding] = []
-    for start, end in scan.runs:
+    for start, end in scan.runs if "ssn" in scan.hits else ():
         if end - start < 11:
             continue
         for m in _SSN.finditer(text, start, end + 2):  # + 2: the lookahead sees past the run

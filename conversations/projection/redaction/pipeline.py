@@ -34,15 +34,19 @@ from .base import (
 )
 from .contact import EMAIL_CANDIDATE, _scan_email, _scan_phone
 from .engine import Engine, engine_for
-from .network import IPV6_CANDIDATE, _ip_prefilter, _scan_ip
+from .network import IPV4_CANDIDATE, IPV6_CANDIDATE, _ip_prefilter, _scan_ip
 from .numbers import (
+    CARD_CANDIDATE,
     IBAN_CANDIDATE,
+    SSN_CANDIDATE,
     SSN_LABEL_CANDIDATE,
     _card_ok,
+    _card_prefilter,
     _iban_prefilter,
     _scan_card,
     _scan_iban,
     _scan_ssn,
+    _ssn_prefilter,
 )
 from .secrets import SECRET_CANDIDATE, _scan_secret, _secret_prefilter
 
@@ -56,11 +60,19 @@ def _has_at(scan: Scan) -> bool:
 register(
     Detector("secret", _secret_prefilter, _scan_secret, "[secret {hint}…]", (SECRET_CANDIDATE,))
 )
-register(Detector("card", has_runs, _scan_card, "[card ••{hint}]", (DIGIT_RUNS,)))
+register(
+    Detector("card", _card_prefilter, _scan_card, "[card ••{hint}]", (DIGIT_RUNS, CARD_CANDIDATE))
+)
 register(Detector("iban", _iban_prefilter, _scan_iban, "[iban ••{hint}]", (IBAN_CANDIDATE,)))
 register(Detector("email", _has_at, _scan_email, "[email]", (EMAIL_CANDIDATE,)))
-register(Detector("ssn", has_runs, _scan_ssn, "[ssn]", (DIGIT_RUNS, SSN_LABEL_CANDIDATE)))
-register(Detector("ip", _ip_prefilter, _scan_ip, "[ip]", (DIGIT_RUNS, IPV6_CANDIDATE)))
+register(
+    Detector(
+        "ssn", _ssn_prefilter, _scan_ssn, "[ssn]", (DIGIT_RUNS, SSN_CANDIDATE, SSN_LABEL_CANDIDATE)
+    )
+)
+register(
+    Detector("ip", _ip_prefilter, _scan_ip, "[ip]", (DIGIT_RUNS, IPV4_CANDIDATE, IPV6_CANDIDATE))
+)
 register(Detector("phone", has_runs, _scan_phone, "[phone ••{hint}]", (DIGIT_RUNS,)))
 
 
@@ -139,6 +151,8 @@ class _Choice:
     detectors: tuple[Detector, ...]
     options: Options
     engine: Engine  # the one pass over the chosen detectors' candidates
+    # Every chosen detector has candidates: a text where the pass finds none has no finding.
+    gated: bool
     # The detectors' scans grouped by prefilter, each prefilter asked once per text ("has a
     # digit run" serves cards, SSNs and phones). The order of the candidates does not matter:
     # overlaps are resolved by span, length and rank.
@@ -161,6 +175,7 @@ def _choice_of(chosen: tuple[Detector, ...], options: Options) -> _Choice:
         chosen,
         options,
         engine_for(tuple(c for d in chosen for c in d.candidates)),
+        all(d.candidates for d in chosen),
         tuple((prefilter, tuple(scans)) for prefilter, scans in steps.items()),
     )
 
@@ -236,6 +251,8 @@ def _resolved(text: str, choice: _Choice) -> tuple[list[Finding], bool]:
     if not text:
         return [], False
     scan = Scan(text, choice.options, choice.engine)
+    if not scan.hits and choice.gated:
+        return [], False  # most texts and live deltas: one scan, nothing else
     candidates: list[Finding] = []
     for prefilter, scans in choice.steps:
         if prefilter(scan):

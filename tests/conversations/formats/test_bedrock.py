@@ -18,8 +18,8 @@ from conversations.formats import FormatError, get
 from conversations.formats.base import object_member_spans
 from conversations.formats.bedrock.eventstream import encode_frame, read_frames
 from conversations.formats.bedrock.kit import endpoint, frames, stream_base64
+from conversations.formats.bedrock.recordings import exchanges
 from conversations.formats.profile import PRESERVED
-from tests.conversations.formats.bedrock_corpus import exchanges
 
 FMT = get("bedrock.converse")
 EXCHANGES = exchanges()

@@ -17,30 +17,14 @@ import pytest
 
 from conversations.blocks import Block, BlockClass, ParsedExchange
 from conversations.formats import FormatError, get
+from tests.conversations.requests import minimal_request
 
 STREAMS = Path(__file__).resolve().parents[2] / "fixtures" / "streams"
-
-REQUESTS = {
-    "anthropic.messages": json.dumps(
-        {
-            "model": "claude-test",
-            "max_tokens": 1024,
-            "messages": [{"role": "user", "content": "hi"}],
-        }
-    ),
-    "openai.chat": json.dumps(
-        {"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}]}
-    ),
-    "openai.responses": json.dumps({"model": "gpt-test", "input": "hi"}),
-    "ai-sdk.ui": json.dumps(
-        {"messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}
-    ),
-}
 
 
 def parse(fmt: str, name: str) -> ParsedExchange:
     stream = (STREAMS / name).read_text(encoding="utf-8")
-    return get(fmt).parse(request=REQUESTS[fmt], response=None, stream=stream)
+    return get(fmt).parse(request=json.dumps(minimal_request(fmt)), response=None, stream=stream)
 
 
 def compact(value: Any) -> str:

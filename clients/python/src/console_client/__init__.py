@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
+from . import _botocore
 from ._capture_table import HTTP_CLIENTS
 from ._context import Conversation, conversation
 from ._delivery import Console, Counters, Options
@@ -133,7 +134,8 @@ def _http_clients(client: Any) -> list[Any]:
 def instrument(client: C, *, url: str, token: str, **options: Any) -> C:
     """Capture the exchanges of ``client`` (a provider SDK's client built on httpx2/httpx:
     ``anthropic.Anthropic``/``AsyncAnthropic``, ``openai.OpenAI``/``AsyncOpenAI``, the SDKs of
-    every format the console knows; or an ``httpx2``/``httpx`` client) for the console at
+    every format the console knows; an ``httpx2``/``httpx`` client; or a botocore client, such
+    as ``boto3.client("bedrock-runtime")``, through its event hooks) for the console at
     ``url``, posted with the service ``token``. Returns ``client`` itself, instrumented in place
     (copies made with ``with_options`` share its HTTP client, so they are instrumented too).
 
@@ -144,6 +146,9 @@ def instrument(client: C, *, url: str, token: str, **options: Any) -> C:
     forwards each streamed response chunk by chunk as it arrives (``POST /api/v1/live/chunks``,
     best effort, ``live_queue_size`` chunks queued at most), so the console shows it live.
     """
+    if _botocore.is_botocore_client(client):
+        _botocore.install(client, console(url=url, token=token, **options))
+        return client
     http_clients = _http_clients(client)
     if not http_clients:
         raise TypeError(

@@ -48,7 +48,7 @@ class Capture:
     format: str
     conversation: Conversation
     request: bytes
-    lib: ModuleType  # the SDK's HTTP library, for its content decoders
+    lib: ModuleType | None  # the SDK's HTTP library, for its content decoders (None: botocore)
     endpoint: str = ""  # the path and query the call was sent to (no host)
     # The exchange's identity: the Idempotency-Key of every attempt to post it (and, once live
     # forwarding exists, the `exchange` of its live chunks and the body's `live_exchange`).
@@ -94,6 +94,8 @@ class Capture:
         encoding = self.content_encoding.strip().lower()
         if not encoding or encoding == "identity":
             return raw
+        if self.lib is None:
+            raise Unsendable(f"content-encoding {self.content_encoding!r} of a botocore call")
         try:
             decoded = self.lib.Response(
                 200, headers=[("content-encoding", self.content_encoding)], content=raw

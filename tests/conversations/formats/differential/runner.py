@@ -13,21 +13,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conversations.formats import FormatError, get
+from tests.conversations.requests import minimal_request
 
 from . import compare, oracles
 
-REQUESTS = {
-    "anthropic.messages": json.dumps(
-        {"model": "claude-test", "max_tokens": 64, "messages": [{"role": "user", "content": "hi"}]}
-    ),
-    "openai.chat": json.dumps(
-        {"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}]}
-    ),
-    "openai.responses": json.dumps({"model": "gpt-test", "input": "hi"}),
-    "ai-sdk.ui": json.dumps(
-        {"messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}
-    ),
-}
+
+def request_for(fmt: str) -> str:
+    """The request a stream is read against: the format kit's minimal request."""
+    return json.dumps(minimal_request(fmt))
 
 
 @dataclass
@@ -39,7 +32,7 @@ class Ours:
 
 def ours(fmt: str, stream: str, request: str | None = None) -> Ours:
     try:
-        parsed = get(fmt).parse(request=request or REQUESTS[fmt], response=None, stream=stream)
+        parsed = get(fmt).parse(request=request or request_for(fmt), response=None, stream=stream)
     except FormatError as exc:
         return Ours(None, exc)
     return Ours(

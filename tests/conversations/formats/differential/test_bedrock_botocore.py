@@ -29,7 +29,7 @@ from botocore.parsers import EventStreamJSONParser, ResponseParserError
 
 from conversations.formats import get
 from conversations.formats.bedrock.kit import endpoint, frames
-from tests.conversations.formats.bedrock_corpus import exchanges
+from conversations.formats.bedrock.recordings import exchanges
 
 FMT = get("bedrock.converse")
 MODEL = botocore.session.get_session().get_service_model("bedrock-runtime")

@@ -98,7 +98,7 @@ def test_generated_streams_agree_with_the_ai_sdk(node: None) -> None:
     assert version.startswith("6."), version
     failures = []
     for case in cases:
-        request = case.request or runner.REQUESTS["ai-sdk.ui"]
+        request = case.request or runner.request_for("ai-sdk.ui")
         verdict = runner.ai_verdict(case.stream, request, results[str(case.seed)])
         if not verdict.agree:
             failures.append(keep(case, [verdict]))
@@ -224,7 +224,7 @@ def _continued(fixture: Fixture) -> Any:
 def test_every_ai_sdk_fixture_agrees_with_the_ai_sdk_or_is_pinned(
     fixture: Fixture, ai_fixture_results: dict[str, dict[str, Any]]
 ) -> None:
-    request = fixture.request or runner.REQUESTS["ai-sdk.ui"]
+    request = fixture.request or runner.request_for("ai-sdk.ui")
     verdict = runner.ai_verdict(fixture.stream, request, ai_fixture_results[fixture.name])
     pinned = PINNED.get((fixture.name, verdict.oracle))
     if pinned is None:
@@ -347,7 +347,7 @@ def test_pinned_a_cut_off_tool_input_keeps_the_start_input() -> None:
         "anthropics-anthropic-sdk-python__incomplete_partial_json_response.txt"
     ).stream
     parsed = get("anthropic.messages").parse(
-        request=runner.REQUESTS["anthropic.messages"], response=None, stream=stream
+        request=runner.request_for("anthropic.messages"), response=None, stream=stream
     )
     tool = json.loads(parsed.output[0].raw)["content"][1]
     assert tool["input"] == {}
@@ -455,7 +455,7 @@ def test_pinned_an_unknown_chunk_type_is_read_past_and_flagged(
     fixture = _fixture("streams/ai-sdk-unknown-chunk.sse")
     result = ai_fixture_results[fixture.name]
     assert result["browser"]["transportError"]["at"] == 4
-    request = runner.REQUESTS["ai-sdk.ui"]
+    request = runner.request_for("ai-sdk.ui")
     assert runner.ai_verdict(fixture.stream, request, result, unvalidated=True).agree
     assert runner.ours("ai-sdk.ui", fixture.stream).unknown_chunks == ["reasoning-file"]
 
