@@ -31,7 +31,7 @@ from tests.live.conftest import live_prefix  # noqa: F401  (a Redis prefix of it
 from tests.live.test_live_browser import asgi_server  # noqa: F401
 from tests.monitoring.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
 from tests.workspace.long_turn import long_turn
-from tests.workspace2.streams import live_stream
+from tests.conversation_page.streams import live_stream
 
 pytestmark = pytest.mark.slow
 
