@@ -26,12 +26,12 @@ from django.test import Client
 from conversations.workspace.folds import KEEP_FIRST, KEEP_LAST
 from tests.console.conftest import exchange, world  # noqa: F401  (roles and users)
 from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PageProblems, _agent, _log_in
+from tests.conversation_page.streams import live_stream
 from tests.factories import ingest
 from tests.live.conftest import live_prefix  # noqa: F401  (a Redis prefix of its own)
 from tests.live.test_live_browser import asgi_server  # noqa: F401
 from tests.monitoring.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
 from tests.workspace.long_turn import long_turn
-from tests.conversation_page.streams import live_stream
 
 pytestmark = pytest.mark.slow
 
