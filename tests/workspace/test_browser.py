@@ -105,6 +105,18 @@ def test_every_chart_is_legible_at_both_widths(live_server: Any, transactional_d
                     _shot(page, f"{name}-{label}.png")
                     wide = page.evaluate(WIDER_THAN_SCREEN)
                     assert wide == [], f"{name} at {label}: {wide[:3]}"
+                # The support lead's view of the list: most output first, in the URL.
+                page.goto(f"{base}/?sort=output&min_output=1000")
+                outputs = [
+                    int(v)
+                    for v in page.locator(".row-usage").evaluate_all(
+                        "els => els.map(e => e.dataset.output)"
+                    )
+                ]
+                assert outputs and outputs == sorted(outputs, reverse=True) and min(outputs) >= 1000
+                assert page.locator("a.export-csv").is_visible()
+                assert page.evaluate(WIDER_THAN_SCREEN) == []
+                _shot(page, f"list-sorted-{label}.png")
                 assert problems.errors == []
                 context.close()
         finally:
