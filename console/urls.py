@@ -7,6 +7,7 @@ from . import (
     access_views,
     compliance_views,
     hardening,
+    list_views,
     live_views,
     monitoring_views,
     review_access_views,
@@ -17,6 +18,7 @@ from . import (
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("conversations.csv", list_views.conversation_list_export, name="conversation-list-export"),
     path("conversations/<int:pk>/", views.conversation_detail, name="conversation-detail"),
     path("conversations/<int:pk>/calls/<str:call>/", views.tool_call, name="conversation-call"),
     path(

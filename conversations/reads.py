@@ -134,7 +134,13 @@ class ConversationView:
 
 @transaction.atomic
 def conversation_list_read(
-    *, user: Any, filters: ListFilters, used: list[str], limit: int = 50, match: str = ""
+    *,
+    user: Any,
+    filters: ListFilters,
+    used: list[str],
+    limit: int = 50,
+    match: str = "",
+    page: str = "list",
 ) -> ConversationList:
     """One page of the conversations ``user`` may see. ``used``: the names of the filters that
     were set, for the audit row (never their values: a customer id is an external id).
@@ -183,12 +189,12 @@ def conversation_list_read(
             query_hash=audit.query_hash(query),
             filters=sorted(used),
             results=len(rows),
-            page="list",
+            page=page,
             match=found.kind if found else WORDS,
         )
     else:
         event = audit.record(
-            "conversation.listed", actor=user, filters=sorted(used), results=len(rows), page="list"
+            "conversation.listed", actor=user, filters=sorted(used), results=len(rows), page=page
         )
     return ConversationList(
         rows,

@@ -45,4 +45,7 @@ class Migration(migrations.Migration):
                 fields=["-slowest_ms", "-id"], include=["queue"], name="conv_slowest_queue_idx"
             ),
         ),
+        # The planner's statistics of the new columns: without them a bound on output tokens
+        # is guessed to keep a third of the store, and read in activity order (a full scan).
+        migrations.RunSQL("ANALYZE conversations_conversation", migrations.RunSQL.noop),
     ]

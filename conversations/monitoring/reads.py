@@ -9,7 +9,7 @@ exchanges at read time, under the reader's queues: alerts store none.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,7 +28,7 @@ from . import charts, sketches
 from .metrics import behind, shown
 from .models import Alert, AlertEvent, AlertRule, ModelPrice
 from .readiness import Readiness, reasoning_readiness
-from .selectors import Sums, rollups_summed
+from .selectors import Sums, rollup_tokens_by_day, rollups_summed
 
 # The model page's words of the five finish kinds (``formats.profile.Finish``), in the rollup's
 # column order (``FINISH_ORDER``).
@@ -65,6 +65,40 @@ class SignalsIndex:
     models: list[ModelRow]
     alerts: list[Alert]
     audit_id: int
+    # Cost per queue per day (the rollups' tokens at the price table's prices): a chart each.
+    costs: list[tuple[str, SafeString, float]] = field(default_factory=list)
+    unpriced: list[str] = field(default_factory=list)  # models the price table does not name
+
+
+def _costs(queues: list[str], since: Any) -> tuple[list[tuple[str, SafeString, float]], list[str]]:
+    """Each queue's cost per day from the rollups (one query) and the price table (one query),
+    priced as the model page prices them (the snapshot's row, else the alias's)."""
+    rows = rollup_tokens_by_day(
+        since=since, queues=queues, zone=timezone.get_current_timezone_name()
+    )
+    names = {n for r in rows for n in r[2:4] if n}
+    prices = {p.model: p for p in ModelPrice.objects.filter(model__in=names)} if names else {}
+    per: dict[str, dict[Any, float]] = {}
+    unpriced: set[str] = set()
+    for day, queue, served, requested, fresh, cached, written, output in rows:
+        price = prices.get(served) or prices.get(requested)
+        if price is None:
+            unpriced.add(served or requested or "(no model reported)")
+            continue
+        cost = (
+            fresh * float(price.input)
+            + cached * float(price.cache_read)
+            + written * float(price.cache_write)
+            + output * float(price.output)
+        ) / 1_000_000
+        days = per.setdefault(queue, {})
+        days[day] = days.get(day, 0.0) + cost
+    charts_out = []
+    for queue, days in sorted(per.items()):
+        bars = [(f"{d:%b %d}", v, f"${v:,.2f}") for d, v in sorted(days.items())]
+        title = f"Cost per day, queue {queue or '(none)'}"
+        charts_out.append((queue, charts.bars(bars, title=title), sum(days.values())))
+    return charts_out, sorted(unpriced)
 
 
 @transaction.atomic
@@ -81,8 +115,9 @@ def signals_index_read(*, user: Any, days: int = 30) -> SignalsIndex:
         .filter(queue__in=queues)  # an alert of exchanges with no queue: the admin only
         .order_by("state", "-since")[:100]
     )
+    costs, unpriced = _costs(queues, since)
     event = audit.record("signals.viewed", actor=user, page="index", rows=len(rows))
-    return SignalsIndex(rows, alerts, event.pk)
+    return SignalsIndex(rows, alerts, event.pk, costs, unpriced)
 
 
 @dataclass(frozen=True)

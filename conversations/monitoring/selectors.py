@@ -141,3 +141,20 @@ def rollups_summed(
         group = dict(zip(group_by, key, strict=True))
         out.append(Sums(group, sums, arrays[key], bins.get(key, {c: {} for c in SKETCHES})))
     return out
+
+
+def rollup_tokens_by_day(
+    *, since: datetime, queues: list[str], zone: str
+) -> list[tuple[Any, str, str, str, int, int, int, int]]:
+    """The tokens of the rollups since ``since`` in ``queues``, per day (in time zone ``zone``),
+    queue, snapshot and model asked for: (day, queue, served, requested, input, cache read,
+    cache write, output). One statement over the rollups, never over the exchanges."""
+    with connection.cursor() as cur:
+        cur.execute(
+            f"SELECT (hour AT TIME ZONE %s)::date AS day, queue, served_model, requested_model, "  # noqa: S608
+            "sum(input_tokens), sum(cache_read_tokens), sum(cache_write_tokens), "
+            f"sum(output_tokens) FROM {_TABLE} WHERE hour >= %s AND queue = ANY(%s) "
+            "GROUP BY 1, 2, 3, 4 ORDER BY 1, 2",
+            [zone, since, queues],
+        )
+        return [(*row[:4], *(int(v or 0) for v in row[4:])) for row in cur.fetchall()]

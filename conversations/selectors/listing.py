@@ -10,7 +10,8 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Exists, JSONField, OuterRef, Q, QuerySet, Subquery
+from django.db.models import BooleanField, Exists, JSONField, OuterRef, Q, QuerySet, Subquery
+from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KT
 from django.db.models.functions import JSONObject, Left
 
@@ -124,13 +125,25 @@ def conversation_list(
         return page, (_cursor(page[0], sort) if more else None)
     if filters.after and (cursor := _after(filters.after, sort)) is not None:
         at, pk = cursor
-        # The redundant "<=" lets PostgreSQL start the index scan at the cursor.
-        qs = qs.filter(**{f"{column}__lte": at}).filter(
-            Q(**{f"{column}__lt": at}) | Q(**{column: at, "pk__lt": pk})
-        )
+        if sort:
+            # A row comparison: the index scan starts at the cursor itself, not at the first row
+            # of its value (clones share their base's counts: thousands of rows may tie).
+            qs = qs.alias(past=_row_before(column, at, pk)).filter(past=True)
+        else:
+            # The redundant "<=" lets PostgreSQL start the index scan at the cursor.
+            qs = qs.filter(**{f"{column}__lte": at}).filter(
+                Q(**{f"{column}__lt": at}) | Q(**{column: at, "pk__lt": pk})
+            )
     rows = _page(qs, (f"-{column}", "-pk"), limit + 1)
     next_cursor = _cursor(rows[limit - 1], sort) if len(rows) > limit else None
     return rows[:limit], next_cursor
+
+
+def _row_before(column: str, value: Any, pk: int) -> RawSQL:
+    """``(column, id) < (value, pk)``, for a sort's cursor (``column`` is one of ``SORTS``).
+    Unqualified: the page's ids are read in a subquery whose table Django renames."""
+    assert column in SORTS.values()
+    return RawSQL(f"({column}, id) < (%s, %s)", (value, pk), output_field=BooleanField())  # noqa: S611
 
 
 def _page(qs: QuerySet[Conversation], order: tuple[str, str], n: int) -> list[Conversation]:

@@ -152,7 +152,8 @@ PINNED = {
     # the histograms), the audit row; the index adds its alerts, the model page its price, the
     # readiness report its arms and probes; the percentiles read the rollups' DDSketch bins
     # (one more query per page, two for the report's two arms), whatever the number of rows.
-    ("agent", "/signals/"): 11,
+    # Issue 35: + the rollups' tokens per day and queue, + their models' prices (cost per queue).
+    ("agent", "/signals/"): 13,
     ("agent", "/signals/models/{snapshot}/?queue=billing"): 11,
     ("agent", "/signals/readiness/"): 18,
 }

@@ -6,7 +6,8 @@ defect it names:
 2. a live answer is seen on a desktop: while it streams, the in-flight panel is above the fold
    (it was at the bottom at 1440x900); "Live now" lists it without a reload, and the menu
    counts it;
-3. a turn of 10,000 tool calls: the page is under 1 MB and shows its first and last calls.
+3. a turn of 10,000 tool calls: the page is under 1 MB (it was 15.5 MB), shows its first and
+   last calls and the count between, and loads the rest on demand, in place.
 
 Screenshots go to ``$CONSOLE_SHOTS_DIR`` (default ``/tmp/i35-shots``).
 """
@@ -22,13 +23,15 @@ import httpx
 import pytest
 from django.test import Client
 
+from conversations.workspace.folds import KEEP_FIRST, KEEP_LAST
 from tests.console.conftest import exchange, world  # noqa: F401  (roles and users)
 from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PageProblems, _agent, _log_in
+from tests.conversation_page.streams import live_stream
 from tests.factories import ingest
 from tests.live.conftest import live_prefix  # noqa: F401  (a Redis prefix of its own)
 from tests.live.test_live_browser import asgi_server  # noqa: F401
-from tests.signals.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
-from tests.workspace2.streams import live_stream
+from tests.monitoring.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
+from tests.workspace.long_turn import long_turn
 
 pytestmark = pytest.mark.slow
 
@@ -82,6 +85,7 @@ def test_every_chart_is_legible_at_both_widths(live_server: Any, transactional_d
     pages = {
         "model": f"/signals/models/{SNAPSHOT}/",
         "readiness": "/signals/readiness/",
+        "signals": "/signals/",
     }
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
@@ -101,6 +105,18 @@ def test_every_chart_is_legible_at_both_widths(live_server: Any, transactional_d
                     _shot(page, f"{name}-{label}.png")
                     wide = page.evaluate(WIDER_THAN_SCREEN)
                     assert wide == [], f"{name} at {label}: {wide[:3]}"
+                # The support lead's view of the list: most output first, in the URL.
+                page.goto(f"{base}/?sort=output&min_output=1000")
+                outputs = [
+                    int(v)
+                    for v in page.locator(".row-usage").evaluate_all(
+                        "els => els.map(e => e.dataset.output)"
+                    )
+                ]
+                assert outputs and outputs == sorted(outputs, reverse=True) and min(outputs) >= 1000
+                assert page.locator("a.export-csv").is_visible()
+                assert page.evaluate(WIDER_THAN_SCREEN) == []
+                _shot(page, f"list-sorted-{label}.png")
                 assert problems.errors == []
                 context.close()
         finally:
@@ -180,3 +196,42 @@ def test_a_streaming_answer_is_seen_above_the_fold_and_live_now_follows(
         finally:
             browser.close()
             api.close()
+
+
+def test_a_turn_of_ten_thousand_calls_is_a_light_page(
+    live_server: Any, transactional_db: None
+) -> None:
+    from playwright.sync_api import sync_playwright
+
+    _agent()
+    conversation = long_turn(10_000)
+    base = live_server.url
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            for label, (width, height) in WIDTHS.items():
+                context = browser.new_context(viewport={"width": width, "height": height})
+                page = context.new_page()
+                problems = PageProblems(page)
+                _log_in(page, base)
+                response = page.goto(f"{base}/conversations/{conversation.pk}/")
+                assert response is not None and response.ok
+                size = len(response.body())
+                assert size < 1_000_000, f"{size:,} bytes at {label}"
+                assert page.locator(".turn .call").count() == KEEP_FIRST + KEEP_LAST
+                fold = page.locator("section.fold")
+                assert "9,994 more tool calls" in fold.inner_text()
+                # The rest on demand: the next 200 swapped in, in place.
+                fold.get_by_role("link").click()
+                page.wait_for_function(
+                    "() => document.querySelectorAll('.fold-parts .call').length === 200"
+                )
+                assert "9,794 more" in fold.inner_text()
+                wide = page.evaluate(WIDER_THAN_SCREEN)
+                assert wide == [], f"at {label}: {wide[:3]}"
+                page.evaluate("window.scrollTo(0, 0)")
+                _shot(page, f"long-turn-{label}.png")
+                assert problems.errors == []
+                context.close()
+        finally:
+            browser.close()
