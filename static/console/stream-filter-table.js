@@ -34,6 +34,23 @@ export const CLASSES = {
       "thinking"
     ]
   },
+  "google.generate_content": {
+    "visible": [
+      "text"
+    ],
+    "audit": [
+      "codeExecutionResult",
+      "executableCode",
+      "functionCall",
+      "functionResponse",
+      "toolCall",
+      "toolResponse"
+    ],
+    "never": [
+      "thought",
+      "thoughtSignature"
+    ]
+  },
   "openai.chat": {
     "visible": [
       "content",
@@ -89,6 +106,7 @@ export const INLINE = {
 export const FILTER_CLASSES = {
   "ai-sdk.ui": "AiSdkFilter",
   "anthropic.messages": "AnthropicFilter",
+  "google.generate_content": "GoogleFilter",
   "openai.chat": "ChatFilter",
   "openai.responses": "ResponsesFilter"
 };

@@ -11,7 +11,7 @@ from conversations.blocks import BlockClass
 from conversations.formats import FormatError, get
 from conversations.projection.project import clean_text
 from conversations.projection.redaction import redact
-from tests.providers import fixture_files, load, stream_files
+from tests.providers import endpoint_of, fixture_files, load, stream_files
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -27,7 +27,9 @@ class Stream:
 
 def _visible(fmt: str, request: str, stream: str) -> tuple[str, ...] | None:
     try:
-        parsed = get(fmt).parse(request=request, response=None, stream=stream)
+        parsed = get(fmt).parse(
+            request=request, response=None, stream=stream, endpoint=endpoint_of(fmt)
+        )
     except FormatError:
         return None  # refused at ingest: not a stream anyone watches to its end
     return tuple(

@@ -13,6 +13,7 @@ import pytest
 from conversations.formats import get, names
 from conversations.live.filters import FILTERS, Event, filter_for
 from tests.live.streams import Stream, streams
+from tests.providers import endpoint_of
 
 STREAMS = streams()
 _NEVER_KEYS = frozenset({"signature", "encrypted_content", "data", "thinking", "reasoning_content"})
@@ -54,7 +55,9 @@ def published_blocks(events: list[Event]) -> list[str]:
 def never_strings(s: Stream) -> Iterator[str]:
     """What the stored exchange keeps of the deliberation: reasoning text, signatures, blobs."""
     fmt = get(s.format)
-    parsed = fmt.parse(request=s.request, response=None, stream=s.stream)
+    parsed = fmt.parse(
+        request=s.request, response=None, stream=s.stream, endpoint=endpoint_of(s.format)
+    )
 
     def walk(value: Any, key: str | None = None) -> Iterator[str]:
         if isinstance(value, dict):

@@ -17,13 +17,16 @@ from conversations.formats import formats, get, names
 from conversations.projection.project import clean_text
 from tests.live.streams import STREAMS_BY_NAME
 from tests.live.test_filters import assert_nothing_of, never_strings
+from tests.providers import endpoint_of
 
 HERE = Path(__file__).parent
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
 
 def _raw_visible(fmt: str, request: str, stream: str) -> list[str]:
-    parsed = get(fmt).parse(request=request, response=None, stream=stream)
+    parsed = get(fmt).parse(
+        request=request, response=None, stream=stream, endpoint=endpoint_of(fmt)
+    )
     return [
         clean_text(b.text or "")
         for m in parsed.output

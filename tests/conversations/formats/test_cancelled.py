@@ -17,6 +17,7 @@ from conversations.formats import get
 from conversations.formats.base import FormatError
 from tests.conversations.formats.differential.runner import REQUESTS
 from tests.conversations.formats.differential.test_differential import FIXTURE_STREAMS
+from tests.providers import endpoint_of
 
 SEED = 20261201
 
@@ -29,7 +30,10 @@ def _cuts(stream: str, rng: random.Random) -> list[int]:
 
 def _parse(fixture, stream: str, *, cancelled: bool):  # type: ignore[no-untyped-def]
     return get(fixture.format).parse(
-        request=fixture.request or REQUESTS[fixture.format], stream=stream, cancelled=cancelled
+        request=fixture.request or REQUESTS[fixture.format],
+        stream=stream,
+        cancelled=cancelled,
+        endpoint=endpoint_of(fixture.format),
     )
 
 

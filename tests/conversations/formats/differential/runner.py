@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conversations.formats import FormatError, get
+from tests.providers import endpoint_of
 
 from . import compare, oracles
 
@@ -24,6 +25,9 @@ REQUESTS = {
         {"model": "gpt-test", "messages": [{"role": "user", "content": "hi"}]}
     ),
     "openai.responses": json.dumps({"model": "gpt-test", "input": "hi"}),
+    "google.generate_content": json.dumps(
+        {"contents": [{"role": "user", "parts": [{"text": "hi"}]}]}
+    ),
     "ai-sdk.ui": json.dumps(
         {"messages": [{"id": "u1", "role": "user", "parts": [{"type": "text", "text": "hi"}]}]}
     ),
@@ -39,7 +43,12 @@ class Ours:
 
 def ours(fmt: str, stream: str, request: str | None = None) -> Ours:
     try:
-        parsed = get(fmt).parse(request=request or REQUESTS[fmt], response=None, stream=stream)
+        parsed = get(fmt).parse(
+            request=request or REQUESTS[fmt],
+            response=None,
+            stream=stream,
+            endpoint=endpoint_of(fmt),
+        )
     except FormatError as exc:
         return Ours(None, exc)
     return Ours(
