@@ -259,5 +259,6 @@ PROFILE = Profile(
     server_tool=_server_tool,
     roles={"user": "customer", "model": "assistant", "function": "tool", "system": "system"},
     endpoint=EndpointRule(model=endpoint_model, required=True),
+    refuses_reasoning_edits=THOUGHT_SIGNATURES,
     prefix_settings=("systemInstruction", "system_instruction", "tools", "toolConfig"),
 )
