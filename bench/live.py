@@ -23,6 +23,13 @@ answers). The hold-back adds, on top, the time until 48 more characters arrive (
 ~50 tokens/s, about 0.25 s), which is reported from the posting rate but is the stream's pace,
 not the server's.
 
+The live filter's own cost, in this process before the server starts (``--filter-only``: just
+that): microseconds a delta of ``conversations.live`` turning raw SSE text into published events
+(the SSE framing, the JSON, the hold-back and redaction), over the chunks the live run posts and
+over support-chat paragraphs of ``bench/redaction_chat.py`` (personal data, near-misses, ten
+languages) streamed as Anthropic text deltas of 5 to 50 characters; and the hold-back alone
+(``holdback.hold``) on those deltas, the redaction pipeline's share. Best of five passes.
+
 The poster sends each chunk once the last was answered (a faster server is then measured at a
 higher rate), or at ``--rate`` chunks per second: compare versions at the same rate.
 
@@ -31,6 +38,7 @@ and prints where its event loop's time goes (the delays it prints are then slowe
 profiler; the sync views run in threads, which cProfile does not see).
 
     .venv/bin/python bench/live.py [--viewers 200] [--deltas 2000] [--rate 25] [--quick] [--profile]
+        [--filter-only]
 """
 
 from __future__ import annotations
@@ -81,6 +89,67 @@ def chunks(deltas: int) -> list[str]:
         + _sse({"type": "message_stop"})
     )
     return out
+
+
+def _text_deltas(text: str, seed: int) -> list[str]:
+    """``text`` streamed as an Anthropic text block, one SSE event a delta of 5-50 characters."""
+    import random
+
+    rng = random.Random(seed)
+    head = _sse({"type": "message_start", "message": {"id": "m", "content": []}}) + _sse(
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}
+    )
+    out, i = [head], 0
+    while i < len(text):
+        n = rng.randint(5, 50)
+        delta = {"type": "text_delta", "text": text[i : i + n]}
+        out.append(_sse({"type": "content_block_delta", "index": 0, "delta": delta}))
+        i += n
+    out.append(_sse({"type": "content_block_stop", "index": 0}) + _sse({"type": "message_stop"}))
+    return out
+
+
+def filter_cost(deltas: int, paragraphs: int = 300, repeat: int = 5) -> list[tuple[str, str]]:
+    """Microseconds a delta of the live filter (no server, no Redis), best of ``repeat``."""
+    from bench import redaction_chat
+    from conversations.live.filters import filter_for
+    from conversations.live.holdback import flush, hold
+
+    def per_delta(streams: list[list[str]]) -> float:
+        best = float("inf")
+        count = sum(len(s) for s in streams)
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            for stream in streams:
+                f = filter_for("anthropic.messages")
+                for chunk in stream:
+                    f.feed(chunk, now=0.0)
+                f.close(now=0.0)
+            best = min(best, time.perf_counter() - t0)
+        return best / count * 1e6
+
+    texts = [s.text for s in redaction_chat.corpus(paragraphs, seed=20261204)]
+    chat = [_text_deltas(t, seed=k) for k, t in enumerate(texts)]
+    pieces = [
+        json.loads(chunk.split("data: ", 1)[1])["delta"]["text"]
+        for stream in chat
+        for chunk in stream[1:-1]
+    ]
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        pending = ""
+        for k, piece in enumerate(pieces):
+            _, pending = hold(pending, piece)
+            if k % 20 == 19:  # a block of about 500 characters ends
+                flush(pending)
+                pending = ""
+        best = min(best, time.perf_counter() - t0)
+    return [
+        ("live filter, this run's chunks", f"{per_delta([chunks(deltas)]):.1f} µs a delta"),
+        ("live filter, support-chat deltas", f"{per_delta(chat):.1f} µs a delta"),
+        ("hold-back alone, support-chat deltas", f"{best / len(pieces) * 1e6:.1f} µs a delta"),
+    ]
 
 
 def prepare() -> tuple[dict[str, str], int, str, str, str, str]:
@@ -149,6 +218,9 @@ def start_server(
     if profile is not None:
         command = [sys.executable, __file__, "--serve-profiled", str(port), str(profile)]
     server_env = {**os.environ, **env, "DJANGO_SETTINGS_MODULE": "console.settings"}
+    # Every viewer is the same admin's session: the per-session stream limit would refuse all
+    # but the first few (429), and the run would wait for them forever.
+    server_env["LIVE_MAX_STREAMS_PER_SESSION"] = "100000"
     with log.open("wb") as out:
         process = subprocess.Popen(command, env=server_env, stdout=out, stderr=out, cwd=ROOT)
     deadline = time.monotonic() + 60
@@ -335,6 +407,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--profile", action="store_true", help="the server under cProfile: where its time goes"
     )
+    parser.add_argument(
+        "--filter-only", action="store_true", help="only the live filter's cost a delta"
+    )
     parser.add_argument("--serve-profiled", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.serve_profiled:
@@ -342,9 +417,13 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("httpx").setLevel(logging.WARNING)
     if args.quick:
         args.viewers, args.deltas = 20, 200
+    if args.filter_only:  # the filter is pure: no database, no Redis, no settings
+        report(filter_cost(args.deltas))
+        return 0
     # Keys and channels of this run only (a database made afresh reuses conversation ids).
     os.environ["CACHE_KEY_PREFIX"] = f"bench-live-{os.getpid()}-{int(time.time())}"
     env, pk, external, customer, token, session = prepare()
+    filter_rows = filter_cost(args.deltas)
     from bench.ingest_api import free_port
 
     port = free_port()
@@ -391,6 +470,7 @@ def main(argv: list[str] | None = None) -> int:
                 + ("met)" if gap <= TARGET_MS else "NOT met)"),
             ),
             ("hold-back at 50 tokens/s", "48 characters ~ 0.24 s of the provider's pace"),
+            *filter_rows,
         ]
     )
     return 0

@@ -8,6 +8,7 @@ from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
 from conversations.permissions import can_read_conversations, is_compliance, is_console_admin
+from conversations.reviews.access import review_access_pending_count
 
 
 def _links(user: Any) -> dict[str, bool]:
@@ -25,5 +26,11 @@ def _links(user: Any) -> dict[str, bool]:
 
 
 def nav(request: HttpRequest) -> dict[str, Any]:
-    # Lazy: pages that do not render the header cost no query.
-    return {"nav": SimpleLazyObject(lambda: _links(request.user))}
+    # Lazy: pages that do not render the header cost no query, and the count of review requests
+    # waiting is read only for those who decide them (the header shows it in their part).
+    return {
+        "nav": SimpleLazyObject(lambda: _links(request.user)),
+        "review_requests_waiting": SimpleLazyObject(
+            lambda: review_access_pending_count(user=request.user)
+        ),
+    }

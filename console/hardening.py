@@ -33,6 +33,8 @@ from django.views.decorators.csrf import csrf_exempt
 from conversations import bounds
 from conversations.cache_errors import CACHE_ERRORS
 
+from .people.oidc import login_context
+
 API_PREFIX = "/api/"
 
 
@@ -154,8 +156,6 @@ def locked_out(
     """The lock-out answer (django-axes' AXES_LOCKOUT_CALLABLE): the sign-in page with one
     sentence, 429. It is the same for a username that exists and one that does not (axes counts
     failures by the name typed, whether or not anyone has it), and the password is not checked."""
-    from .people.views import login_context  # the sign-in page's offer (provider, passwords)
-
     context = {**login_context(request), "locked": LOCKED_OUT, "next": ""}
     return render(request, "registration/login.html", context, status=429)
 

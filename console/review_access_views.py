@@ -1,5 +1,6 @@
-"""Asking for review access from the conversation page, and the approvers' decisions
-(``conversations/reviews/access.py`` decides, gives the grant and audits; this is presentation).
+"""Asking for review access from the conversation page, and the deciders' answers: compliance
+staff and admins, never the asker (``conversations/reviews/access.py`` decides who decides, gives
+the grant, notifies and audits; this is presentation).
 """
 
 from __future__ import annotations
@@ -40,7 +41,11 @@ def review_ask(request: HttpRequest, pk: int) -> HttpResponse:
     except GrantRefused as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, "Review access asked for: an approver will answer it.")
+        messages.success(
+            request,
+            "Review access asked for: compliance staff or an admin will decide (they are told "
+            "by e-mail and see it under Review requests). Where it stands is shown here.",
+        )
     return redirect("conversation-detail", pk)
 
 

@@ -386,6 +386,9 @@ SIGNALS_INTERVAL_SECONDS = env.int("SIGNALS_INTERVAL_SECONDS", default=60)
 SIGNALS_WEBHOOK_SECRET = env.str("SIGNALS_WEBHOOK_SECRET", default="")
 SIGNALS_BASE_URL = env.str("SIGNALS_BASE_URL", default="http://localhost:8000")
 SIGNALS_FROM_EMAIL = env.str("SIGNALS_FROM_EMAIL", default="console@localhost")
+# A reviewer's request for review access is told to those who decide it (compliance staff and
+# admins) by e-mail, and to this webhook when set (conversations/reviews/notify.py).
+REVIEW_REQUESTS_WEBHOOK_URL = env.str("REVIEW_REQUESTS_WEBHOOK_URL", default="")
 ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="https://api.anthropic.com")
 

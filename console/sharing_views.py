@@ -20,7 +20,12 @@ from django.views.decorators.http import require_POST
 
 from conversations.sharing.links import ShareRefused, max_days
 from conversations.sharing.ratelimit import hit
-from conversations.sharing.reads import conversation_export_read, share_links_read, share_open_read
+from conversations.sharing.reads import (
+    conversation_export_read,
+    share_link_made_read,
+    share_links_read,
+    share_open_read,
+)
 from conversations.sharing.services import share_link_create, share_link_revoke
 
 from .hardening import client_address
@@ -54,20 +59,29 @@ def conversation_export(request: HttpRequest, pk: int, fmt: str) -> HttpResponse
 @login_required
 @require_POST
 def share_create(request: HttpRequest, pk: int) -> HttpResponse:
-    """Make a link; its address is shown once, on the page this answers with."""
+    """Make a link, then redirect to the page that shows it (POST, redirect, GET: reloading
+    that page shows the same link and makes no other)."""
     raw = request.POST.get("days", "").strip()
     try:
         days = int(raw) if raw else None
     except ValueError:
         days = -1
     try:
-        link, token = share_link_create(actor=request.user, conversation_id=pk, days=days)
+        link, _token = share_link_create(actor=request.user, conversation_id=pk, days=days)
     except ShareRefused as exc:
         messages.error(request, f"{exc.field}: {exc.detail}")
         return redirect("conversation-detail", pk)
-    url = request.build_absolute_uri(reverse("share-page", args=[token]))
-    return _private(render(request, "console/share_created.html", {"link": link, "url": url,
-                                                                     "pk": pk}))  # fmt: skip
+    return redirect("share-made", pk, link.pk)
+
+
+@login_required
+def share_made(request: HttpRequest, pk: int, link: int) -> HttpResponse:
+    """The link just made, shown to its maker (read again from the link's sealed token)."""
+    made = share_link_made_read(user=request.user, conversation_id=pk, link_id=link)
+    token = getattr(made, "token", "")
+    url = request.build_absolute_uri(reverse("share-page", args=[token])) if token else ""
+    context = {"link": made, "url": url, "pk": pk, "state": getattr(made, "current", "")}
+    return _private(render(request, "console/share_created.html", context))
 
 
 @login_required

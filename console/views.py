@@ -28,6 +28,7 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from audit.readable import details_text
+from conversations.fold_reads import turn_parts_read
 from conversations.models import ReviewGrant
 from conversations.permissions import (
     can_read_conversations,
@@ -224,6 +225,18 @@ def tool_call(request: HttpRequest, pk: int, call: str) -> HttpResponse:
     template = "console/_call_details.html" if _partial(request) else "console/call_detail.html"
     context = {"conversation": view.conversation, "call": view.call}
     return _fragment_aware(request, render(request, template, context))
+
+
+@login_required
+def turn_parts(request: HttpRequest, pk: int, turn: str) -> HttpResponse:
+    """The folded calls of a long turn (``conversations/workspace/folds.py``), a chunk from
+    ``?from=``: the fragment the fold's link swaps in, or a page of its own without JavaScript."""
+    start = request.GET.get("from", "")
+    if not (start.isascii() and start.isdigit() and len(start) < 10):
+        return HttpResponse("from must be a part number", status=400, content_type="text/plain")
+    view = turn_parts_read(user=request.user, id=pk, turn=turn, start=int(start))
+    template = "console/_turn_parts.html" if _partial(request) else "console/turn_parts.html"
+    return _fragment_aware(request, render(request, template, {"view": view}))
 
 
 @login_required

@@ -325,6 +325,8 @@ class Block(models.Model):
     # (projection.view_fields): the fields shown, and the paths shown as [not kept].
     shown: Sequence[Any] = ()
     hidden: Sequence[Any] = ()
+    # Of ``hidden``, the kept fields this viewer's role may not see (projection.restricted_paths).
+    restricted: Sequence[Any] = ()
 
     class Meta:
         constraints = [

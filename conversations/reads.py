@@ -68,6 +68,7 @@ from .selectors import (
 from .sharing.notes import annotate, note_templates
 from .sharing.reads import share_links_of
 from .workspace.customer import OTHERS, CustomerPanel, customer_panel
+from .workspace.folds import fold_timeline
 from .workspace.search import WORDS, Found, Ticket, narrowed, resolve, ticket_of
 from .workspace.status import ESCALATED
 from .workspace.timeline import Timeline, ToolCall, build_timeline
@@ -237,6 +238,7 @@ def conversation_read(*, user: Any, id: int, exchange: int | None = None) -> Con
     can_ask = not can_review and is_reviewer(user)
     asked = review_access_mine(user=user, conversation_id=conversation.pk) if can_ask else None
     timeline = build_timeline(page, conformance=conformance)
+    timeline.folded = fold_timeline(timeline)  # a long turn's middle calls: on demand
     annotate(timeline.calls.values(), note_templates())
     branch_links = [
         replace(

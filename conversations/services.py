@@ -9,9 +9,11 @@ batches). Re-projection after a policy change: ``projection/reproject.py``, enqu
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import secrets
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -21,11 +23,13 @@ from django.utils import timezone
 
 import audit
 
+from .cache_errors import CACHE_ERRORS
 from .ingest.body import ExchangeInput
 from .ingest.errors import IngestConflict
 from .ingest.guards import Refusals
 from .ingest.parse import exchange_parse
 from .ingest.pipeline import ingest_batch
+from .live.services import live_exchange_finish
 from .models import (
     Conversation,
     ConversationEvent,
@@ -43,6 +47,7 @@ from .tasks import reproject
 __all__ = [
     "ExchangeInput",
     "IngestConflict",
+    "Ingested",
     "body_sha256",
     "conversation_ingest_exchange",
     "conversation_record_event",
@@ -62,41 +67,88 @@ __all__ = [
 ]
 
 
+@dataclass(frozen=True, slots=True)
+class Ingested:
+    """One stored exchange, as the ingest answers it: the conversation (the backend's id), the
+    exchange's id, the sequences of its messages, whether it rewrote the history (and where) and
+    the branch it is on. ``replayed``: a retry with the same Idempotency-Key, answered from the
+    first result, stored nothing new."""
+
+    conversation: str
+    exchange: int
+    sequences: list[int]
+    history_rewritten: bool
+    rewritten_at: int | None
+    branch: str
+    branched_at: int | None
+    replayed: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        """The members the API answers with (and an idempotent retry is answered with again)."""
+        return {name: getattr(self, name) for name in _INGESTED_MEMBERS}
+
+    @classmethod
+    def from_json(cls, stored: dict[str, Any]) -> Ingested:
+        return cls(
+            conversation=stored["conversation"],
+            exchange=stored["exchange"],
+            sequences=stored["sequences"],
+            history_rewritten=bool(stored.get("history_rewritten")),
+            rewritten_at=stored.get("rewritten_at"),
+            branch=stored.get("branch") or "",
+            branched_at=stored.get("branched_at"),
+            replayed=True,
+        )
+
+
+_INGESTED_MEMBERS = (
+    "conversation",
+    "exchange",
+    "sequences",
+    "history_rewritten",
+    "rewritten_at",
+    "branch",
+    "branched_at",
+)
+
+
 def conversation_ingest_exchange(
     *,
     data: ExchangeInput,
     token: ServiceToken | None = None,
     idempotency_key: str | None = None,
     request_sha256: str | None = None,
-) -> tuple[int, dict[str, Any]]:
-    """Store one provider exchange; returns (HTTP status, response body).
+) -> Ingested:
+    """Store one provider exchange and return what was stored.
 
     Parsing happens before the transaction opens (it is pure and can be slow); FormatError
     propagates and nothing is written. With an idempotency key, the first result is stored in the
     same transaction as the exchange and returned again for a retry with the same body. An
     exchange an ingest guard refuses (``guards.py``) raises ``Refused`` and stores nothing; the
-    refusal is recorded once the transaction has rolled back.
+    refusal is recorded once the transaction has rolled back. An exchange that ends a live
+    stream (``live_exchange``) closes it once the transaction has committed.
     """
     parsed = exchange_parse(data)
     if idempotency_key is not None and token is not None:
         previous = _idempotent_result(token, idempotency_key, request_sha256)
         if previous is not None:
+            _close_live(data, previous.exchange)
             return previous
     try:
-        with transaction.atomic():
+        with transaction.atomic(durable=True):
             result = ingest_batch([(0, data, parsed)], retry_refused=False)
             if result.rejected:
                 raise result.rejected[0][1]
             stored = result.stored[0]
-            body = {
-                "conversation": data.conversation,
-                "exchange": stored.exchange_id,
-                "sequences": stored.sequences,
-                "history_rewritten": stored.rewritten_at is not None,
-                "rewritten_at": stored.rewritten_at,
-                "branch": stored.branch,
-                "branched_at": stored.branched_at,
-            }
+            ingested = Ingested(
+                conversation=data.conversation,
+                exchange=stored.exchange_id,
+                sequences=stored.sequences,
+                history_rewritten=stored.rewritten_at is not None,
+                rewritten_at=stored.rewritten_at,
+                branch=stored.branch,
+                branched_at=stored.branched_at,
+            )
             if idempotency_key is not None and token is not None:
                 IdempotencyKey.objects.create(
                     token=token,
@@ -104,7 +156,7 @@ def conversation_ingest_exchange(
                     request_sha256=request_sha256 or "",
                     conversation_id=stored.conversation_id,
                     status_code=201,
-                    response=body,
+                    response=ingested.as_json(),
                 )
     except Refusals as refusals:
         refusals.record()
@@ -114,14 +166,25 @@ def conversation_ingest_exchange(
         if idempotency_key is not None and token is not None:
             previous = _idempotent_result(token, idempotency_key, request_sha256)
             if previous is not None:
+                _close_live(data, previous.exchange)
                 return previous
         raise
-    return 201, body
+    _close_live(data, ingested.exchange)  # the transaction is durable: it has committed here
+    return ingested
+
+
+def _close_live(data: ExchangeInput, exchange_id: int) -> None:
+    """After the commit, the live stream this exchange ends (``live_exchange``) closes: a
+    courtesy to its viewers, so with Redis down the stored exchange still stands (the stream
+    ends by its state's expiry instead)."""
+    if data.live_exchange is not None:
+        with contextlib.suppress(*CACHE_ERRORS):
+            live_exchange_finish(data.conversation, data.live_exchange, exchange_id=exchange_id)
 
 
 def _idempotent_result(
     token: ServiceToken, key: str, request_sha256: str | None
-) -> tuple[int, dict[str, Any]] | None:
+) -> Ingested | None:
     stored = IdempotencyKey.objects.filter(token=token, key=key).first()
     if stored is None:
         return None
@@ -131,7 +194,7 @@ def _idempotent_result(
             field="Idempotency-Key",
             code="idempotency_key_reused",
         )
-    return stored.status_code, stored.response
+    return Ingested.from_json(stored.response)
 
 
 @transaction.atomic

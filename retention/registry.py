@@ -38,6 +38,7 @@ from conversations.models import (
     ReviewGrant,
     ShareLink,
 )
+from conversations.monitoring.models import Notification
 from conversations.monitoring.rollups import rollups_subtract
 
 from .models import RetentionClass
@@ -74,6 +75,8 @@ ERASED: tuple[Entry, ...] = (
     Entry(Exchange, _fk(Exchange)),
     Entry(ConversationEvent, _fk(ConversationEvent)),
     Entry(IdempotencyKey, _fk(IdempotencyKey)),
+    # The notifications telling the deciders of a review request go with the request.
+    Entry(Notification, _fk(Notification, "review_request__conversation_id")),
     # A reviewer's request for a grant names the conversation (and the grant it led to).
     Entry(ReviewAccessRequest, _fk(ReviewAccessRequest)),
     Entry(ReviewGrant, _fk(ReviewGrant)),
@@ -127,8 +130,7 @@ def erase_rows(ids: Sequence[int]) -> dict[str, int]:
     alias = ""
     for i, entry in enumerate(ERASED):
         rows = entry.rows(ids)
-        query = rows.query.clone()
-        query.__class__ = DeleteQuery
+        query = rows.query.chain(DeleteQuery)  # the same filter, as a DELETE (Django's own turn)
         text, values = query.get_compiler(rows.db).as_sql()
         parts.append(f"d{i} AS ({text} RETURNING 1)")
         params.extend(values)

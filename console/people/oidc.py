@@ -23,14 +23,17 @@ import logging
 import threading
 import time
 from typing import Any
+from urllib.parse import urlencode
 
 import jwt
 import requests
 from django.conf import settings
+from django.contrib.auth.forms import AuthenticationForm
 from django.core.exceptions import SuspiciousOperation
 from django.db import IntegrityError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 from django.views.generic import View
 from mozilla_django_oidc.auth import OIDCAuthenticationBackend
 from mozilla_django_oidc.utils import import_from_settings
@@ -216,9 +219,23 @@ class ProviderBackend(OIDCAuthenticationBackend):
         return person_sign_in(claims=claims)
 
 
-def _refused(request: HttpRequest, sentence: str, status: int) -> HttpResponse:
-    from .views import login_context
+def login_context(request: HttpRequest) -> dict[str, Any]:
+    """What the sign-in page offers: the provider by name, the password form where local
+    passwords are on."""
+    next_url = request.POST.get("next") or request.GET.get("next") or ""
+    context: dict[str, Any] = {
+        "local_passwords": settings.LOCAL_PASSWORDS,
+        "next": next_url,
+        "sso_name": provider_name() if enabled() else "",
+    }
+    if enabled():
+        query = f"?{urlencode({'next': next_url})}" if next_url else ""
+        context["sso_url"] = reverse("oidc_authentication_init") + query
+    context["form"] = AuthenticationForm(request)
+    return context
 
+
+def _refused(request: HttpRequest, sentence: str, status: int) -> HttpResponse:
     context = login_context(request)
     context["sso_error"] = sentence
     return render(request, "registration/login.html", context, status=status)

@@ -8,13 +8,11 @@ through ``conversations.services.queue_grant``. The People pages need ``console.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.tokens import default_token_generator
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
@@ -42,22 +40,6 @@ MANAGE_PEOPLE = "console.manage_people"
 # --- signing in -------------------------------------------------------------------------------
 
 
-def login_context(request: HttpRequest) -> dict[str, Any]:
-    """What the sign-in page offers: the provider by name, the password form where local
-    passwords are on."""
-    next_url = request.POST.get("next") or request.GET.get("next") or ""
-    context: dict[str, Any] = {
-        "local_passwords": settings.LOCAL_PASSWORDS,
-        "next": next_url,
-        "sso_name": oidc.provider_name() if oidc.enabled() else "",
-    }
-    if oidc.enabled():
-        query = f"?{urlencode({'next': next_url})}" if next_url else ""
-        context["sso_url"] = reverse("oidc_authentication_init") + query
-    context["form"] = AuthenticationForm(request)
-    return context
-
-
 class SignInView(auth_views.LoginView):
     """``/login/``: "Sign in with <provider>" where single sign-on is set up, and the password
     form unless ``LOCAL_PASSWORDS=false`` (then a POST is refused before any password is
@@ -65,7 +47,7 @@ class SignInView(auth_views.LoginView):
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if not settings.LOCAL_PASSWORDS:
-            context = login_context(request)
+            context = oidc.login_context(request)
             context["sso_error"] = (
                 "Passwords are turned off here: sign in through "
                 f"{oidc.provider_name() if oidc.enabled() else 'your identity provider'}."
@@ -75,7 +57,7 @@ class SignInView(auth_views.LoginView):
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context = super().get_context_data(**kwargs)
-        offer = login_context(self.request)
+        offer = oidc.login_context(self.request)
         offer.pop("form", None)
         offer.pop("next", None)
         context.update(offer)

@@ -17,12 +17,10 @@ from ..keystore.keys import KeyDestroyed
 from ..live.body import chunk_input
 from ..live.services import (
     LiveRefused,
-    exchange_live_timings_record,
     live_chunk_ingest,
-    live_exchange_close,
 )
 from ..models import ServiceToken
-from ..selectors import conversation_by_external_id, conversation_owner_by_external_id
+from ..selectors import conversation_owner_by_external_id
 from .errors import ApiError
 from .serializers import ErrorSerializer
 
@@ -96,14 +94,3 @@ class LiveChunkCreateApi(APIView):
         except KeyDestroyed:
             raise ApiError("the conversation was deleted", code="gone", status_code=410) from None
         return Response({"status": result.status, "next_seq": result.next_seq}, status=202)
-
-
-def live_close(conversation: str, exchange: str, *, exchange_id: int | None) -> None:
-    """The exchange's POST arrived (``live_exchange``): its live stream closes, and the stored
-    exchange keeps what was seen live (time to first text, thinking time)."""
-    row = conversation_by_external_id(conversation)
-    if row is None:
-        return
-    summary = live_exchange_close(conversation_id=row.pk, exchange=exchange)
-    if summary is not None and exchange_id is not None:
-        exchange_live_timings_record(exchange_id=exchange_id, summary=summary)

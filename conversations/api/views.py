@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
-from datetime import date
 from typing import Any
 
-from django.conf import settings
 from django.http import HttpResponse
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
@@ -14,8 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..cache_errors import CACHE_ERRORS
-from ..continuation import continuation, continuation_envelope, thinking_regime
+from ..continuation import continuation_envelope
 from ..formats import FormatError
 from ..formats.base import FORMAT_ERRORS
 from ..ingest import body
@@ -27,9 +23,8 @@ from ..replay import envelope
 from ..selectors import (
     NoSuchExchange,
     conversation_by_external_id,
-    conversation_format,
+    conversation_continuation,
     conversation_message_raws,
-    conversation_model,
 )
 from ..services import (
     IngestConflict,
@@ -39,7 +34,6 @@ from ..services import (
 )
 from . import schema  # noqa: F401  (registers the authentication scheme with drf-spectacular)
 from .errors import ApiError, check_query
-from .live import live_close
 from .serializers import (
     ErrorSerializer,
     EventInputSerializer,
@@ -168,7 +162,7 @@ class ExchangeCreateApi(APIView):
                 field="Idempotency-Key",
             )
         try:
-            status_code, body = conversation_ingest_exchange(
+            ingested = conversation_ingest_exchange(
                 data=data,
                 token=request.user,  # type: ignore[arg-type]
                 idempotency_key=key,
@@ -182,20 +176,7 @@ class ExchangeCreateApi(APIView):
             ) from None
         except IngestConflict as exc:
             raise ApiError(exc.detail, code=exc.code, field=exc.field, status_code=409) from None
-        if data.live_exchange is not None:
-            # The live stream's close is a courtesy to its viewers: with Redis down the stored
-            # exchange still answers 2xx (the stream ends by its state's expiry instead).
-            with contextlib.suppress(*CACHE_ERRORS):
-                live_close(data.conversation, data.live_exchange, exchange_id=body.get("exchange"))
-        return Response(body, status=status_code)
-
-
-def _thinking_regime() -> str:
-    """The account's Anthropic thinking regime, from the deployment's settings."""
-    created = settings.ANTHROPIC_ACCOUNT_CREATED
-    return thinking_regime(
-        settings.ANTHROPIC_THINKING_REGIME, date.fromisoformat(created) if created else None
-    )
+        return Response(ingested.as_json(), status=201)
 
 
 class ConversationMessagesApi(APIView):
@@ -253,12 +234,7 @@ class ConversationMessagesApi(APIView):
             ) from None
         if purpose is None:
             return HttpResponse(envelope(raws), content_type="application/json")
-        kept = continuation(
-            conversation_format(row, exchange=exchange),
-            raws,
-            model=conversation_model(row, exchange=exchange),
-            regime=_thinking_regime(),
-        )
+        kept = conversation_continuation(row, raws, exchange=exchange)
         response = HttpResponse(continuation_envelope(kept), content_type="application/json")
         response["Continuation-Rule"] = kept.rule
         response["Left-Out-Elements"] = str(kept.left_out_elements)

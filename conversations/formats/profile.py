@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..blocks import BlockClass
+from .citation import Citation as Citation
 from .hooks import CONSOLE_ROLES as CONSOLE_ROLES
 from .hooks import ROLES as ROLES
 from .hooks import SERVER_TOOLS as SERVER_TOOLS
@@ -178,15 +179,6 @@ def estimate_reasoning(output_tokens: int | None, reasoning: int, other: int) ->
     if not output_tokens or reasoning <= 0:
         return None
     return round(output_tokens * reasoning / (reasoning + max(other, 0)))
-
-
-@dataclass(frozen=True, slots=True)
-class Citation:
-    """The provider documentation a rule follows: where, the sentence, and when it was read."""
-
-    url: str
-    quote: str
-    checked: str  # ISO date
 
 
 # element index -> indices of its content array to cut, ``WHOLE`` for the element, or member

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # a type only: profile.py re-exports this module
-    from .profile import Citation
+from .citation import Citation
 
 
 class _AnyValue:

@@ -12,31 +12,34 @@ when the schema, its examples, its error codes and the checks disagree.
 
 To add a body field: a ``Field`` in ``FIELDS`` (``kind`` says how it is checked and shown), a
 member of ``ExchangeInput``, and a case in the test; a field of a new kind gets a function that
-checks it (like ``_labels``) and a branch in ``_schema``.
+checks it (like ``check_labels`` in ``fields.py``) and a branch in ``_schema``.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.conf import settings
-
-from .. import bounds, formats
+from .. import formats
 from ..formats.base import FormatError, check_output
 from ..formats.registry import ENDPOINT_PATTERN
+from .fields import (
+    BASE64_PATTERN,
+    MAX_ID_CHARS,
+    MAX_QUEUE_CHARS,
+    Field,
+    check_boolean,
+    check_integer,
+    check_labels,
+    check_text,
+    check_timestamp,
+    fail,
+)
 
-MAX_ID_CHARS = 200
 MAX_FORMAT_CHARS = 40
-MAX_QUEUE_CHARS = 100
-MAX_LABELS_CHARS = 4096
 MAX_LATENCY_MS = 2**31 - 1
 MAX_ENDPOINT_CHARS = 2048
-# Standard base64, padded (what ``base64.b64decode(..., validate=True)`` reads).
-BASE64_PATTERN = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,22 +59,6 @@ class ExchangeInput:
     labels: dict[str, Any] = field(default_factory=dict)
     cancelled: bool = False
     live_exchange: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Field:
-    """One member of the body. ``kind``: ``text`` (a non-blank string), ``format`` (the name of a
-    registered format), ``path`` (a path and query without the host, starting with ``/``),
-    ``base64`` (standard base64, padded), ``timestamp`` (RFC 3339, or null), ``integer`` (or
-    null), ``labels`` (an object, or null), ``boolean`` (true or false, or null for false)."""
-
-    name: str
-    kind: str
-    description: str
-    required: bool = False
-    max_length: int | None = None
-    maximum: int | None = None
-    example: Any = None
 
 
 FIELDS: tuple[Field, ...] = (
@@ -204,86 +191,6 @@ ERRORS: dict[str, str] = {
 }
 
 
-def _fail(code: str, detail: str, name: str, at: str | None = None) -> FormatError:
-    return FormatError(detail, field=name, at=at or f"$.{name}", code=code)
-
-
-def _text(f: Field, body: dict[str, Any]) -> str | None:
-    value = body.get(f.name)
-    if value is None:
-        if f.name not in body:
-            if f.required:
-                raise _fail("required", "This field is required.", f.name)
-            return None
-        raise _fail("null", "This field may not be null.", f.name)
-    if not isinstance(value, str):
-        raise _fail("invalid", "Not a valid string.", f.name)
-    if not value:
-        raise _fail("blank", "This field may not be blank.", f.name)
-    if f.max_length is not None and len(value) > f.max_length:
-        raise _fail(
-            "max_length",
-            f"Ensure this field has no more than {f.max_length} characters.",
-            f.name,
-        )
-    if f.kind == "path" and not re.match(ENDPOINT_PATTERN, value):
-        raise _fail(
-            "invalid",
-            "Must be the path and query the call was sent to, without the host (it starts "
-            "with /, no whitespace).",
-            f.name,
-        )
-    if f.kind == "base64" and not re.match(BASE64_PATTERN, value):
-        raise _fail("not_base64", "Not base64 (the standard alphabet, padded).", f.name)
-    return value
-
-
-def _timestamp(f: Field, value: Any) -> datetime | None:
-    """RFC 3339, a real date and time, an offset within ±14:00, inside the settings' window
-    (``bounds.Window``: from 2000 to a day ahead)."""
-    if value is None:
-        return None
-    try:
-        return bounds.parse_timestamp(value, bounds.Window.of(settings))
-    except bounds.OutOfBounds as exc:
-        raise _fail(exc.code, exc.detail, f.name) from None
-
-
-def _integer(f: Field, value: Any) -> int | None:
-    if value is None:
-        return None
-    try:
-        return bounds.check_int(value, maximum=f.maximum or bounds.INT32_MAX, what="milliseconds")
-    except bounds.OutOfBounds as exc:
-        raise _fail(exc.code, exc.detail, f.name) from None
-
-
-def _boolean(f: Field, value: Any) -> bool:
-    if value is None:
-        return False
-    if not isinstance(value, bool):
-        raise _fail("invalid", "Must be a valid boolean.", f.name)
-    return value
-
-
-def _labels(f: Field, value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise _fail("not_a_dict", "Expected a dictionary of items.", f.name)
-    queue = value.get("queue")
-    if queue is not None and (not isinstance(queue, str) or not 0 < len(queue) <= MAX_QUEUE_CHARS):
-        raise _fail(
-            "invalid",
-            f"must be a string of 1 to {MAX_QUEUE_CHARS} characters",
-            f.name,
-            "$.labels.queue",
-        )
-    if len(json.dumps(value, ensure_ascii=False)) > MAX_LABELS_CHARS:
-        raise _fail("too_large", "labels are limited to 4 KB", f.name)
-    return value
-
-
 _STRINGS = ("text", "format", "path", "base64")
 
 
@@ -296,26 +203,26 @@ def exchange_input(body: Any) -> ExchangeInput:
         raise FormatError("expected a JSON object", field="body", code="invalid")
     for key in body:
         if key not in _BY_NAME:
-            raise _fail("unknown_field", "unknown field", key)
-    texts = {f.name: _text(f, body) for f in FIELDS if f.kind in _STRINGS}
+            raise fail("unknown_field", "unknown field", key)
+    texts = {f.name: check_text(f, body) for f in FIELDS if f.kind in _STRINGS}
     try:
         check_output(texts["response"], texts["stream"], texts["stream_base64"])
     except FormatError as exc:
-        raise _fail(exc.code, exc.detail, "response") from None
+        raise fail(exc.code, exc.detail, "response") from None
     fmt = texts["format"]
     if fmt not in formats.names():
-        raise _fail(
+        raise fail(
             "unknown_format",
             f"unknown format {fmt!r}; known: {', '.join(formats.names())}",
             "format",
         )
     values: dict[str, Any] = dict(texts)
-    values["started_at"] = _timestamp(_BY_NAME["started_at"], body.get("started_at"))
-    values["latency_ms"] = _integer(_BY_NAME["latency_ms"], body.get("latency_ms"))
-    values["labels"] = _labels(_BY_NAME["labels"], body.get("labels"))
-    values["cancelled"] = _boolean(_BY_NAME["cancelled"], body.get("cancelled"))
+    values["started_at"] = check_timestamp(_BY_NAME["started_at"], body.get("started_at"))
+    values["latency_ms"] = check_integer(_BY_NAME["latency_ms"], body.get("latency_ms"))
+    values["labels"] = check_labels(_BY_NAME["labels"], body.get("labels"))
+    values["cancelled"] = check_boolean(_BY_NAME["cancelled"], body.get("cancelled"))
     if values["cancelled"] and texts["response"] is not None:
-        raise _fail(
+        raise fail(
             "cancelled_response",
             "only a stream can be cancelled: a response body arrives whole or not at all",
             "cancelled",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 from ..blocks import BlockClass, Message, ParsedExchange
 from ..branches import EDITED, REGENERATED, RESTARTED
@@ -377,9 +378,12 @@ def plan_batch(
         conversation.truncated |= parsed.params.truncated
         conversation.refusal |= parsed.params.refusal
         conversation.rewritten |= plan.rewritten_at is not None
-        if data.started_at is not None and (
-            conversation.activity is None or data.started_at > conversation.activity
-        ):
-            conversation.activity = data.started_at
+        # Activity is the latest message: an answer arrives latency_ms after the call started
+        # (the page shows it at that time: workspace/timeline.py, _sent_at).
+        at = data.started_at
+        if at is not None and data.latency_ms is not None:
+            at += timedelta(milliseconds=data.latency_ms)
+        if at is not None and (conversation.activity is None or at > conversation.activity):
+            conversation.activity = at
         planned.append(Planned(line, data, parsed, conversation, ordinal, first, plan))
     return planned, superseded, rejected

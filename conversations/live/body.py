@@ -1,5 +1,5 @@
 """The body of ``POST /api/v1/live/chunks`` (DESIGN section 10), checked field by field with the
-ingest body's own checks (``ingest/body.py``: the same codes, ``field`` and ``$.<field>`` path).
+ingest body's own checks (``ingest/fields.py``: the same codes, ``field`` and ``$.<field>`` path).
 
 To add a field: a ``Field`` in ``FIELDS`` and a member of ``ChunkInput``.
 """
@@ -13,7 +13,7 @@ from typing import Any
 from django.conf import settings
 
 from ..formats.base import FormatError
-from ..ingest.body import MAX_ID_CHARS, Field, _fail, _labels, _text, _timestamp
+from ..ingest.fields import MAX_ID_CHARS, Field, check_labels, check_text, check_timestamp, fail
 from .filters import FILTERS
 
 MAX_SEQ = 10**7
@@ -57,30 +57,30 @@ def chunk_input(body: Any) -> ChunkInput:
         raise FormatError("expected a JSON object", field="body", code="invalid")
     for key in body:
         if key not in _BY_NAME:
-            raise _fail("unknown_field", "unknown field", key)
+            raise fail("unknown_field", "unknown field", key)
     texts = {
-        n: _text(_BY_NAME[n], body) for n in ("conversation", "customer", "format", "exchange")
+        n: check_text(_BY_NAME[n], body) for n in ("conversation", "customer", "format", "exchange")
     }
     if texts["format"] not in FILTERS:
-        raise _fail(
+        raise fail(
             "unknown_format",
             f"unknown format {texts['format']!r}; known: {', '.join(sorted(FILTERS))}",
             "format",
         )
     seq = body.get("seq")
     if "seq" not in body:
-        raise _fail("required", "This field is required.", "seq")
+        raise fail("required", "This field is required.", "seq")
     if isinstance(seq, bool) or not isinstance(seq, int):
-        raise _fail("invalid", "A valid integer is required.", "seq")
+        raise fail("invalid", "A valid integer is required.", "seq")
     if not 0 <= seq <= MAX_SEQ:
-        raise _fail("min_value" if seq < 0 else "max_value", f"expected 0 to {MAX_SEQ}", "seq")
+        raise fail("min_value" if seq < 0 else "max_value", f"expected 0 to {MAX_SEQ}", "seq")
     chunk = body.get("chunk")
     if "chunk" not in body:
-        raise _fail("required", "This field is required.", "chunk")
+        raise fail("required", "This field is required.", "chunk")
     if not isinstance(chunk, str):
-        raise _fail("invalid", "Not a valid string.", "chunk")
+        raise fail("invalid", "Not a valid string.", "chunk")
     if len(chunk) > settings.LIVE_MAX_CHUNK_CHARS:
-        raise _fail(
+        raise fail(
             "max_length",
             f"Ensure this field has no more than {settings.LIVE_MAX_CHUNK_CHARS} characters.",
             "chunk",
@@ -92,6 +92,6 @@ def chunk_input(body: Any) -> ChunkInput:
         exchange=texts["exchange"] or "",
         seq=seq,
         chunk=chunk,
-        at=_timestamp(_BY_NAME["at"], body.get("at")),
-        labels=_labels(_BY_NAME["labels"], body.get("labels")),
+        at=check_timestamp(_BY_NAME["at"], body.get("at")),
+        labels=check_labels(_BY_NAME["labels"], body.get("labels")),
     )

@@ -14,7 +14,7 @@ from django.db import transaction
 
 from ..formats.base import FormatError
 from ..keystore.keys import KeyDestroyed, data_key_for
-from ..models import Exchange
+from ..models import Conversation, Exchange
 from . import state
 from .body import ChunkInput
 from .filters import Event, Filter, filter_for
@@ -344,3 +344,14 @@ def live_conversations_held() -> set[int]:
     members: Any = r.zrange(state.key("now"), 0, -1)
     tails = [*(n.rsplit(b":", 1)[1] for n in names), *members]
     return {int(t) for t in tails if t.isdigit()}
+
+
+def live_exchange_finish(conversation: str, exchange: str, *, exchange_id: int) -> None:
+    """The exchange's POST arrived (``live_exchange``): its live stream closes, and the stored
+    exchange keeps what was seen live (time to first text, thinking time)."""
+    row = Conversation.objects.filter(external_id=conversation).values_list("pk", flat=True).first()
+    if row is None:
+        return
+    summary = live_exchange_close(conversation_id=row, exchange=exchange)
+    if summary is not None:
+        exchange_live_timings_record(exchange_id=exchange_id, summary=summary)

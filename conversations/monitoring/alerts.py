@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Case, Count, Value, When
 from django.utils import timezone
 
 import audit
 
+from .delivery import notifications_deliver
 from .destinations import recipients
-from .metrics import metric, shown
+from .metrics import metric
 from .models import Alert, AlertEvent, AlertRule, ModelPrice, Notification
 from .rollups import hour_of, rollups_compact
 from .selectors import rollups_summed
@@ -93,18 +93,6 @@ class TickResult:
     muted: int = 0
     delivered: int = 0
     failed: int = 0
-
-
-def notification_text(rule: AlertRule, alert: Alert, state: str) -> str:
-    scope = f"{alert.queue or 'no queue'} · {alert.snapshot or 'unknown snapshot'}"
-    what = (
-        f"{shown(rule.metric, alert.value)} over {alert.volume:,} exchanges in the last "
-        f"{rule.window_minutes} min (threshold {shown(rule.metric, rule.threshold)})"
-    )
-    link = f"{settings.SIGNALS_BASE_URL.rstrip('/')}/signals/alerts/{alert.pk}/"
-    verb = "FIRING" if state == Alert.State.FIRING else "resolved"
-    more = f"; {alert.detail}" if alert.detail and state == Alert.State.FIRING else ""
-    return f"[{verb}] {rule.name}: {scope}: {what}{more}. {link}"
 
 
 def _queue_notifications(rule: AlertRule, alert: Alert, event: AlertEvent, now: datetime) -> None:
@@ -196,9 +184,8 @@ def signals_tick(*, now: datetime | None = None, quick_retries: int = 2) -> Tick
                 continue  # another tick is evaluating it
             _evaluate(rule, now, result)
             result.evaluated += 1
-    from .delivery import notifications_deliver
-
-    notifications_deliver(result=result, quick_retries=quick_retries)
+    sent = notifications_deliver(quick_retries=quick_retries)
+    result.delivered, result.failed = sent.delivered, sent.failed
     return result
 
 

@@ -24,6 +24,7 @@ import hashlib
 import hmac
 import json
 import time
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -34,8 +35,10 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
+from ..reviews.notify import review_request_payload
 from .destinations import Refused, validate_recipients, webhook_target
-from .models import Notification
+from .metrics import shown
+from .models import Alert, AlertRule, Notification
 
 
 def signature(secret: str, timestamp: str, body: bytes) -> str:
@@ -44,10 +47,23 @@ def signature(secret: str, timestamp: str, body: bytes) -> str:
     return "sha256=" + mac.hexdigest()
 
 
-def _payload(n: Notification) -> tuple[str, str, dict[str, Any]]:
-    from .alerts import notification_text
+def notification_text(rule: AlertRule, alert: Alert, state: str) -> str:
+    scope = f"{alert.queue or 'no queue'} · {alert.snapshot or 'unknown snapshot'}"
+    what = (
+        f"{shown(rule.metric, alert.value)} over {alert.volume:,} exchanges in the last "
+        f"{rule.window_minutes} min (threshold {shown(rule.metric, rule.threshold)})"
+    )
+    link = f"{settings.SIGNALS_BASE_URL.rstrip('/')}/signals/alerts/{alert.pk}/"
+    verb = "FIRING" if state == Alert.State.FIRING else "resolved"
+    more = f"; {alert.detail}" if alert.detail and state == Alert.State.FIRING else ""
+    return f"[{verb}] {rule.name}: {scope}: {what}{more}. {link}"
 
+
+def _payload(n: Notification) -> tuple[str, str, dict[str, Any]]:
+    if n.review_request is not None:
+        return review_request_payload(n.review_request)
     event = n.event
+    assert event is not None  # a notification is about an alert's event or a review request
     alert = event.alert
     rule = alert.rule
     text = notification_text(rule, alert, event.state)
@@ -72,7 +88,8 @@ def _payload(n: Notification) -> tuple[str, str, dict[str, Any]]:
 def _post(n: Notification, raw: bytes) -> None:
     target = webhook_target(n.target)
     timestamp = str(int(time.time()))
-    secret = n.event.alert.rule.webhook_secret or settings.SIGNALS_WEBHOOK_SECRET
+    rule_secret = n.event.alert.rule.webhook_secret if n.event is not None else ""
+    secret = rule_secret or settings.SIGNALS_WEBHOOK_SECRET
     headers = {
         "Content-Type": "application/json",
         "X-Signals-Timestamp": timestamp,
@@ -119,8 +136,11 @@ def _claim(pk: int) -> Notification | None:
     lease = timedelta(seconds=settings.NOTIFY_TIMEOUT_SECONDS * 4 + 30)
     with transaction.atomic():
         n = (
-            Notification.objects.select_for_update(skip_locked=True)
-            .select_related("event__alert__rule")
+            # Only the notification's row is locked (what it is about is read, not locked).
+            Notification.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related(
+                "event__alert__rule", "review_request__requester", "review_request__conversation"
+            )
             .filter(
                 pk=pk,
                 delivered_at__isnull=True,
@@ -174,11 +194,17 @@ def _deliver_one(n: Notification, quick_retries: int) -> bool:
     return False  # pragma: no cover (the loop always returns)
 
 
-def notifications_deliver(*, result: Any = None, quick_retries: int = 2) -> Any:
-    """Send every due notification, each claimed, sent and recorded on its own."""
-    from .alerts import TickResult
+@dataclass
+class Delivered:
+    """What one delivery pass did: notifications sent, and those that failed this time."""
 
-    result = result or TickResult()
+    delivered: int = 0
+    failed: int = 0
+
+
+def notifications_deliver(*, quick_retries: int = 2) -> Delivered:
+    """Send every due notification, each claimed, sent and recorded on its own."""
+    result = Delivered()
     due = list(
         Notification.objects.filter(
             delivered_at__isnull=True,

@@ -206,7 +206,9 @@ class AlertEvent(models.Model):
 
 class Notification(models.Model):
     """One message to send (webhook or e-mail), kept until delivered: a crashed or failed send is
-    retried by the next tick, up to ``ATTEMPTS`` times."""
+    retried by the next tick, up to ``ATTEMPTS`` times. About one thing: an alert's change of
+    state (``event``) or a reviewer's request for review access (``review_request``, told to
+    those who decide it: ``reviews/notify.py``); the same outbox and delivery serve both."""
 
     ATTEMPTS = 5
 
@@ -214,7 +216,17 @@ class Notification(models.Model):
         WEBHOOK = "webhook"
         EMAIL = "email"
 
-    event = models.ForeignKey(AlertEvent, on_delete=models.CASCADE, related_name="notifications")
+    event = models.ForeignKey(
+        AlertEvent, on_delete=models.CASCADE, related_name="notifications", null=True, blank=True
+    )
+    # Goes with its request, which goes with its conversation (retention's registry).
+    review_request = models.ForeignKey(
+        "conversations.ReviewAccessRequest",
+        on_delete=models.CASCADE,
+        related_name="notifications",
+        null=True,
+        blank=True,
+    )
     channel = models.CharField(max_length=10, choices=Channel.choices)
     target = models.CharField(max_length=500)
     attempts = models.PositiveSmallIntegerField(default=0)
@@ -226,6 +238,13 @@ class Notification(models.Model):
         app_label = "conversations"
         indexes = [
             models.Index(fields=["delivered_at", "next_attempt_at"], name="signal_notify_due")
+        ]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(event__isnull=False, review_request__isnull=True)
+                | models.Q(event__isnull=True, review_request__isnull=False),
+                name="signal_notify_about_one",
+            )
         ]
 
     def __str__(self) -> str:

@@ -305,6 +305,19 @@ def view_fields(
     return shown, hidden
 
 
+def restricted_paths(fields: Mapping[str, Any], *, can_see_restricted: bool) -> list[str]:
+    """The kept fields ``view_fields`` leaves out for this person's role (``side:path``): kept,
+    but ``restricted`` and the person lacks ``view_restricted_fields``. The pages say so,
+    rather than calling them not kept."""
+    if can_see_restricted:
+        return []
+    return [
+        f"{entry['side']}:{entry['path']}"
+        for entry in fields.get("kept", ())
+        if entry.get("class") == RESTRICTED
+    ]
+
+
 _PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 

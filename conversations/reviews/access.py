@@ -1,11 +1,15 @@
 """Asking for a review grant from the conversation page, and deciding (issue 25).
 
 A reviewer who may read a conversation but holds no live grant on it asks for one, with the
-purpose, the ticket and how long (``review_access_request``); whoever may give grants (the
-``conversations.add_reviewgrant`` permission: admins) sees the pending requests on the review
-grants page and approves, which gives the grant through ``review_grant_create`` (checked and
-audited there), or denies (``review_access_decide``). Each step writes its audit row in its
-transaction: ``review_access.requested``, ``review_access.decided``.
+purpose, the ticket and how long (``review_access_request``). **Who decides**: compliance staff
+and console admins (``may_decide``, the people who see and revoke grants), never the person who
+asked. They find the pending requests under *Review requests* in the menu (with their count), are
+told of each new one by e-mail (those of them with an address) and by the webhook
+``REVIEW_REQUESTS_WEBHOOK_URL`` names (``notify.py``: the signals' notification outbox and
+delivery), and approve, which gives the grant through ``review_grant_create`` (checked and
+audited there), or deny (``review_access_decide``). The asker reads where the request stands on
+the conversation page. Each step writes its audit row in its transaction:
+``review_access.requested``, ``review_access.decided``.
 """
 
 from __future__ import annotations
@@ -21,13 +25,15 @@ from django.utils import timezone
 import audit
 
 from ..models import Conversation, ReviewAccessRequest, ReviewGrant
+from ..permissions import is_compliance
 from .grants import MAX_GRANT_DAYS, GrantRefused, is_reviewer, review_grant_create
-
-APPROVE_PERMISSION = "conversations.add_reviewgrant"
+from .notify import review_request_notify
 
 
 def may_decide(user: Any) -> bool:
-    return bool(user.is_active and user.has_perm(APPROVE_PERMISSION))
+    """Compliance staff and console admins decide review requests (compliance already sees and
+    revokes grants; an admin gives them in the admin site)."""
+    return is_compliance(user)
 
 
 @transaction.atomic
@@ -66,6 +72,7 @@ def review_access_request(
         purpose={"category": purpose, "reference": reference},
         days=days,
     )
+    review_request_notify(request=row)
     return row
 
 
@@ -84,6 +91,9 @@ def review_access_decide(*, actor: Any, request_id: int, approve: bool) -> Revie
         raise Http404("no such request")
     if row.status != ReviewAccessRequest.Status.PENDING:
         raise GrantRefused(f"this request was already {row.status}")
+    if row.requester_id == actor.pk:
+        # Asking is not deciding: a person holding both roles waits for someone else.
+        raise GrantRefused("you asked for this review: someone else decides it")
     now = timezone.now()
     if approve:
         row.grant = review_grant_create(
@@ -111,11 +121,19 @@ def review_access_decide(*, actor: Any, request_id: int, approve: bool) -> Revie
 
 
 def review_access_pending_read(*, user: Any) -> list[ReviewAccessRequest]:
-    """The approvers' list: pending requests, oldest first (404 for anyone else). Names the
+    """The deciders' list: pending requests, oldest first (404 for anyone else). Names the
     conversation by its backend id and queue; no conversation content, so no audit row."""
     if not may_decide(user):
         raise Http404("no such page")
     return list(review_access_pending())
+
+
+def review_access_pending_count(*, user: Any) -> int:
+    """How many requests wait for a decision, for a decider (the menu's count; 0 for anyone
+    else, with no query)."""
+    if not may_decide(user):
+        return 0
+    return ReviewAccessRequest.objects.filter(status=ReviewAccessRequest.Status.PENDING).count()
 
 
 def review_access_pending() -> QuerySet[ReviewAccessRequest]:
@@ -131,6 +149,7 @@ def review_access_mine(*, user: Any, conversation_id: int) -> ReviewAccessReques
     """The reviewer's latest request on this conversation (the page says where it stands)."""
     return (
         ReviewAccessRequest.objects.filter(requester=user, conversation_id=conversation_id)
+        .select_related("decided_by", "grant")
         .order_by("-requested_at")
         .first()
     )

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from typing import Any
 
+from django.conf import settings
 from django.db.models import QuerySet
 
 from ..branches import Node, Tree, branch_words, common_prefix
+from ..continuation import Continuation, continuation, thinking_regime
 from ..keystore.keys import data_key_for, decrypt_message
 from ..models import Block, Conversation, ConversationEvent, Exchange, Message, UnknownBlockType
 from ..projection.policies import tool_links
-from ..projection.project import view_fields
+from ..projection.project import restricted_paths, view_fields
 
 # A conversation with at least this many tool calls is flagged "many tool calls".
 MANY_TOOL_CALLS = 5
@@ -122,6 +125,24 @@ def conversation_model(conversation: Conversation, *, exchange: int | None = Non
         .first()
     )
     return (row[0] or row[1] or "") if row else ""
+
+
+def conversation_continuation(
+    conversation: Conversation, raws: list[str], *, exchange: int | None = None
+) -> Continuation:
+    """What the backend sends back next turn of a path's ``raws`` (``conversation_message_raws``):
+    the continuation rule of its format and model, under the account's thinking regime (the
+    deployment's ``ANTHROPIC_THINKING_REGIME`` and ``ANTHROPIC_ACCOUNT_CREATED``)."""
+    created = settings.ANTHROPIC_ACCOUNT_CREATED
+    regime = thinking_regime(
+        settings.ANTHROPIC_THINKING_REGIME, date.fromisoformat(created) if created else None
+    )
+    return continuation(
+        conversation_format(conversation, exchange=exchange),
+        raws,
+        model=conversation_model(conversation, exchange=exchange),
+        regime=regime,
+    )
 
 
 def unknown_block_types() -> QuerySet[UnknownBlockType]:
@@ -290,6 +311,7 @@ def conversation_page(
                 can_see_restricted=can_see_restricted,
                 links=links,
             )
+            block.restricted = restricted_paths(block.fields, can_see_restricted=can_see_restricted)
         grouped[block.message_id].append(block)
     events = list(conversation.events.order_by("at", "pk"))
 

@@ -175,3 +175,21 @@ def share_links_of(conversation: Conversation) -> list[ShareLink]:
         link.current = link.state(now)  # type: ignore[attr-defined]
         link.token = tokens.get(link.pk, "")  # type: ignore[attr-defined]
     return links
+
+
+def share_link_made_read(*, user: Any, conversation_id: int, link_id: int) -> ShareLink:
+    """The page a new link's maker is sent to (after the POST that made it): the link and its
+    address, read again from the link (``token``: its sealed token, "" once it is no longer
+    live), so reloading the page shows the same link and makes none. Only its maker, while they
+    may read the conversation; anyone else gets the 404 of a missing page. It shows no text of
+    the conversation, so no audit row (making the link wrote one)."""
+    require_reader(user)
+    conversation = access_conversation(user, conversation_id)
+    link = ShareLink.objects.filter(
+        pk=link_id, conversation=conversation, created_by_id=user.pk
+    ).first()
+    if link is None:
+        raise Http404("no such share link")
+    link.current = link.state(timezone.now())  # type: ignore[attr-defined]
+    link.token = link_tokens([link]).get(link.pk, "")  # type: ignore[attr-defined]
+    return link

@@ -15,6 +15,7 @@ from typing import Any
 from .timeline import Timeline
 
 OTHERS = 10  # the panel lists this many; "and more" past it
+IDENTIFIERS = 20  # identifiers listed; past it, how many more (a turn of 10,000 calls)
 
 
 @dataclass
@@ -23,6 +24,7 @@ class CustomerPanel:
     others: list[Any] = field(default_factory=list)  # Conversation rows, newest activity first
     more: bool = False
     identifiers: list[tuple[str, str]] = field(default_factory=list)  # (label, value), distinct
+    more_identifiers: int = 0  # distinct identifiers past IDENTIFIERS, not listed
 
 
 def customer_panel(*, customer: str, rows: list[Any], timeline: Timeline) -> CustomerPanel:
@@ -34,5 +36,6 @@ def customer_panel(*, customer: str, rows: list[Any], timeline: Timeline) -> Cus
         customer,
         rows[:OTHERS],
         len(rows) > OTHERS,
-        list(seen),
+        list(seen)[:IDENTIFIERS],
+        max(0, len(seen) - IDENTIFIERS),
     )

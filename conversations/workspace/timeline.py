@@ -84,7 +84,9 @@ class ToolCall:
     call_id: str
     inputs: list[Shown] = field(default_factory=list)
     outputs: list[Shown] = field(default_factory=list)
-    hidden: list[str] = field(default_factory=list)  # "input:$.path" not kept
+    hidden: list[str] = field(default_factory=list)  # "input:$.path" not shown (see below)
+    # Of ``hidden``, those kept but restricted, which this person's role may not see.
+    restricted: list[str] = field(default_factory=list)
     result_type: str = ""
     has_result: bool = False
     is_error: bool | None = None
@@ -122,6 +124,7 @@ class Turn:
     exchange: ExchangeSummary | None = None
     ordinal: int = 0  # of the exchange that brought its first message
     precise: bool = False  # shown with seconds: a neighbouring turn has the same minute
+    fold: Any = None  # folds.Fold: the calls of a long turn rendered on demand (folds.py)
     _group: tuple[Any, ...] = ()
 
     @property
@@ -144,10 +147,20 @@ class Timeline:
     # The turn each message of the path shows in (its key: the page's anchor), by sequence
     # number: where a branch point links to.
     turn_of: dict[int, str] = field(default_factory=dict)
+    folded: dict[str, str] = field(default_factory=dict)  # call key -> its fold's anchor
+
+    def anchor(self, call_key: str) -> str:
+        """Where a call is on the page: its own row, or the fold of a long turn holding it."""
+        return self.folded.get(call_key, f"call-{call_key}")
 
     @property
     def failed_calls(self) -> list[ToolCall]:
         return [c for c in self.calls.values() if c.tone == "error"]
+
+    @property
+    def first_failed_anchor(self) -> str:
+        failed = next((c for c in self.calls.values() if c.tone == "error"), None)
+        return self.anchor(failed.key) if failed is not None else ""
 
 
 def _sent_at(message: Any) -> datetime | None:
@@ -180,6 +193,7 @@ def _attach_result(call: ToolCall, block: Any, message: Any) -> None:
     _, outputs = _split(block)
     call.outputs.extend(outputs)
     call.hidden.extend(h for h in block.hidden if h.startswith("output:"))
+    call.restricted.extend(h for h in block.restricted if h.startswith("output:"))
     call.result_type = block.provider_type
     call.has_result = True
     if block.is_error is not None:
@@ -200,6 +214,7 @@ def _new_call(block: Any, message: Any, key: str, prof: Profile | None) -> ToolC
         call_id=block.call_id,
         inputs=inputs,
         hidden=[h for h in block.hidden if h.startswith("input:")],
+        restricted=[h for h in block.restricted if h.startswith("input:")],
         called_in=message.exchange.ordinal,
         at=_sent_at(message),
         call_status=block.status,
@@ -210,6 +225,7 @@ def _new_call(block: Any, message: Any, key: str, prof: Profile | None) -> ToolC
         # One block with both sides (an AI SDK tool part, an OpenAI server item).
         call.outputs = outputs
         call.hidden += [h for h in block.hidden if h.startswith("output:")]
+        call.restricted += [h for h in block.restricted if h.startswith("output:")]
         if whole:
             assert prof is not None
             call.has_result = prof.result_in(block.status)

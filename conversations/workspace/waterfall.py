@@ -36,6 +36,11 @@ from ..formats.profile import count_input
 from .timeline import Timeline, ToolCall
 
 MILLION = Decimal(1_000_000)
+# A turn with more bars than this draws the first BARS_FIRST and the last BARS_LAST (the sums
+# count them all): a turn of 10,000 tool calls is a panel of a few kilobytes.
+BARS_OVER = 30
+BARS_FIRST = 20
+BARS_LAST = 5
 
 
 @dataclass(frozen=True)
@@ -97,6 +102,18 @@ class TurnCost:
     reasoning_tokens: int = 0
     reasoning_estimated: bool = False
     ticks: list[tuple[float, int]] = field(default_factory=list)  # (percent, ms)
+    # A turn of many calls shows its first and last bars; ``folded`` bars between them are
+    # counted, not drawn (their calls are on the page's timeline, folded too: folds.py).
+    folded: int = 0
+    fold_at: int = 0  # the index in ``bars`` the fold's row goes before
+
+    @property
+    def bars_before(self) -> list[Bar]:
+        return self.bars[: self.fold_at] if self.folded else self.bars
+
+    @property
+    def bars_after(self) -> list[Bar]:
+        return self.bars[self.fold_at :] if self.folded else []
 
 
 @dataclass
@@ -199,7 +216,7 @@ def build_waterfall(page: Any, timeline: Timeline, prices: Mapping[str, Any]) ->
             continue  # a result without its call, or a server tool inside one model call
         turn = _turn_of(groups, call.called_in)
         assert turn is not None
-        placed.append((turn, ends.get(call.called_in), _tool_bar(call)))
+        placed.append((turn, ends.get(call.called_in), _tool_bar(call, timeline.anchor(call.key))))
     for turn, at, bar in placed:
         origin = starts.get(turn)
         bar.start_ms = _ms(at, origin) if at is not None and origin is not None else 0
@@ -217,9 +234,9 @@ def build_waterfall(page: Any, timeline: Timeline, prices: Mapping[str, Any]) ->
     )
 
 
-def _tool_bar(call: ToolCall) -> Bar:
+def _tool_bar(call: ToolCall, anchor: str) -> Bar:
     label = call.action or call.name
-    return Bar("tool", label, f"call-{call.key}", 0, call.duration_ms, tone=call.tone)
+    return Bar("tool", label, anchor, 0, call.duration_ms, tone=call.tone)
 
 
 def _lay_out(turn: TurnCost) -> None:
@@ -239,6 +256,10 @@ def _lay_out(turn: TurnCost) -> None:
             bar.wait_width = round(min(bar.waiting_ms, bar.duration_ms) * 100 / bar.duration_ms, 2)
     turn.ticks = [(q * 25.0, turn.span_ms * q // 4) for q in range(5)] if turn.span_ms else []
     _sum(turn, [b for b in turn.bars if b.kind == "model"])
+    if len(turn.bars) > BARS_OVER:
+        turn.folded = len(turn.bars) - BARS_FIRST - BARS_LAST
+        turn.fold_at = BARS_FIRST
+        turn.bars = turn.bars[:BARS_FIRST] + turn.bars[-BARS_LAST:]
 
 
 def _sum(turn: TurnCost, calls: Iterable[Bar]) -> None:

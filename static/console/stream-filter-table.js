@@ -34,6 +34,19 @@ export const CLASSES = {
       "thinking"
     ]
   },
+  "bedrock.converse": {
+    "visible": [
+      "citationsContent",
+      "text"
+    ],
+    "audit": [
+      "toolResult",
+      "toolUse"
+    ],
+    "never": [
+      "reasoningContent"
+    ]
+  },
   "google.generate_content": {
     "visible": [
       "text"
@@ -106,6 +119,7 @@ export const INLINE = {
 export const FILTER_CLASSES = {
   "ai-sdk.ui": "AiSdkFilter",
   "anthropic.messages": "AnthropicFilter",
+  "bedrock.converse": "BedrockFilter",
   "google.generate_content": "GoogleFilter",
   "openai.chat": "ChatFilter",
   "openai.responses": "ResponsesFilter"

@@ -229,7 +229,7 @@ def test_after_the_clocks_erasure_only_the_receipt_and_tombstones_remain(
     )
 
 
-QUERIES = 36  # one per table of the retention registry among them (review access requests included)
+QUERIES = 37  # one per table of the retention registry among them (review access requests and their notifications included)
 
 
 def _fresh_report(subject: Subject) -> Any:

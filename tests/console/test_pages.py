@@ -173,3 +173,60 @@ def test_conversation_page_shows_trail_marker_and_flags(client: Any, world: Worl
     assert "reasoned · 121 tokens" in body
     assert "[not kept]" in body
     assert "[email]" in body and "[card ••4242]" in body
+
+
+def test_every_format_s_demo_conversation_page_costs_the_same_queries(
+    client: Any, world: World
+) -> None:
+    """Each registered format's demo conversation (reasoning, a tool call and its result, the
+    answer): the page reads it with the queries of any other format's, and shows no word of
+    its reasoning nor a signature."""
+    from conversations.formats import names
+    from conversations.models import Conversation
+    from tests.factories import demo_conversation
+
+    client.force_login(world.users["agent"])
+    client.get("/")  # warm the process caches first
+    counts = {}
+    for fmt in names():
+        bodies = demo_conversation(fmt)
+        for body in bodies:
+            ingest({**body, "labels": {"queue": "billing"}})
+        row = Conversation.objects.get(external_id=bodies[0]["conversation"])
+        url = f"/conversations/{row.pk}/"
+        html = client.get(url).content.decode()
+        counts[fmt] = queries(client, url)
+        for body in bodies:
+            for secret in _reasoning_of(body):
+                assert secret not in html, (fmt, secret)
+    # One page, one cost: a format reads its messages with no query of its own (the AI SDK's
+    # one message per call reads one row less than the two of the others).
+    assert max(counts.values()) - min(counts.values()) <= 1, counts
+
+
+def _reasoning_of(body: dict[str, Any]) -> list[str]:
+    """The reasoning texts and signatures of a demo body's request and response, by the
+    format's own reader of its messages (stored raws as the ingest would read them)."""
+    from conversations.formats import get
+    from conversations.ingest.body import exchange_input
+    from conversations.ingest.parse import exchange_parse
+
+    parsed = exchange_parse(exchange_input(body))
+    fmt = get(body["format"])
+    import json
+
+    out = []
+    for message in [*parsed.history, *parsed.output]:
+        value = json.loads(message.raw)
+        out += [t.text for t in fmt.reasoning(value) if t.text and len(t.text) > 12]
+        out += [s for s in _signatures(value) if len(s) > 12]
+    return out
+
+
+def _signatures(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        found = [v for k, v in value.items() if "signature" in k.lower() and isinstance(v, str)]
+        return found + [s for v in value.values() for s in _signatures(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _signatures(v)]
+    return []

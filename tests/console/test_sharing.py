@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
+from django.test import Client
 from django.utils import timezone
 
 from audit.models import AuditEvent
@@ -52,6 +53,8 @@ def assert_text_only(text: str) -> None:
 def share(world: World, client: Any, *, days: str = "") -> tuple[ShareLink, str]:
     agent = client_for(client, world, "agent")
     response = agent.post(f"/conversations/{world.billing.pk}/share/", {"days": days})
+    assert response.status_code == 302  # POST, redirect, GET: a reload makes no second link
+    response = agent.get(response["Location"])
     assert response.status_code == 200
     body = response.content.decode()
     start = body.index("/s/")
@@ -407,3 +410,25 @@ def test_work_note_admin_refuses_with_the_field_named(client: Any, world: World)
     assert WorkNote.objects.get().template == "Looked up order {order_id}"
     event = AuditEvent.objects.filter(code="work_note.changed").latest("id")
     assert event.actor_label == "admin"
+
+
+def test_a_link_is_made_by_a_post_that_redirects_and_a_reload_makes_none(
+    client: Any, world: World
+) -> None:
+    agent = client_for(client, world, "agent")
+    made = agent.post(f"/conversations/{world.billing.pk}/share/", {"days": "3"})
+    assert made.status_code == 302
+    link = ShareLink.objects.get()
+    assert made["Location"] == f"/conversations/{world.billing.pk}/share/{link.pk}/"
+    first = agent.get(made["Location"]).content.decode()
+    again = agent.get(made["Location"]).content.decode()  # the reload
+    assert ShareLink.objects.count() == 1
+    token = first[first.index("/s/") + 3 : first.index("/", first.index("/s/") + 3)]
+    assert link.token_sha256 == token_sha256(token) and f"/s/{token}/" in again
+    # Only its maker sees it; a revoked link is said to be so, its address gone.
+    other = client_for(Client(), world, "admin")
+    assert other.get(made["Location"]).status_code == 404
+    assert client_for(Client(), world, "other_agent").get(made["Location"]).status_code == 404
+    agent.post(f"/share-links/{link.pk}/revoke/")
+    gone = agent.get(made["Location"]).content.decode()
+    assert "<strong>revoked</strong>" in gone and "/s/" not in gone

@@ -70,9 +70,9 @@ def store(
         body["latency_ms"] = latency
     if started_at is not None:
         body["started_at"] = started_at
-    status, result = conversation_ingest_exchange(data=exchange_input(body))
-    assert status == 201, result
-    return result
+    stored = conversation_ingest_exchange(data=exchange_input(body))
+    assert not stored.replayed
+    return stored.as_json()
 
 
 SNAPSHOT = "claude-sonnet-4-5-20250929"

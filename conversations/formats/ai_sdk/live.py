@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from ..live import LiveFilter, LiveOps, as_str
-from .parser import _HANDLERS, FORMAT
+from .accumulator import HANDLERS
+from .profile import FORMAT
 
 
 class AiSdkLive(LiveFilter):
     """The AI SDK UI stream: ``text-start`` / ``reasoning-start`` open a part by ``id`` (its type
-    from the chunk that opens it, as the parser's ``_HANDLERS`` reads it), the deltas and ends
+    from the chunk that opens it, as the accumulator's ``HANDLERS`` reads it), the deltas and ends
     name that id; tool parts by ``toolCallId``; ``finish`` / ``[DONE]``, ``error``, ``abort``."""
 
     format = FORMAT
@@ -26,7 +27,7 @@ class AiSdkLive(LiveFilter):
 
     def event(self, out: LiveOps, data: dict[str, Any]) -> None:
         kind = as_str(data.get("type"))
-        if kind not in _HANDLERS:
+        if kind not in HANDLERS:
             return
         ids: dict[str, str] = out.public.setdefault("ids", {})  # "<type>:<id>" -> block key
         pid = as_str(data.get("id"))

@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .engine import Candidate, Engine, engine_for, stand_in
+
 DEFAULT_PHONE_REGION = "US"
 
 
@@ -25,32 +27,47 @@ class Options:
 
 # Runs of digits joined by up to three separators ("(415) 555-2671", "4111 1111 1111 1111",
 # "123-45-6789", "10.0.0.1"), not glued to a word on their left, of 7 characters or more: what
-# the card, phone, SSN and IPv4 detectors look at. One pass serves them all.
+# the card, phone, SSN and IPv4 detectors look at. The one pass finds where they can start
+# (``DIGIT_RUNS``: a non-word character, a digit, six more run characters), ``NUM_RUN`` confirms.
 DIGIT = re.compile(r"\d")
 DIGIT_GROUP = re.compile(r"\d+")  # the digits of a run, group by group
 NUM_RUN = re.compile(r"\d(?<!\w\d)(?=[\d \-.()/]{6})(?:[ \-.()/]{0,3}\d)*+")
+DIGIT_RUNS = Candidate("digits", r"[^0-9A-Za-z_][0-9][0-9 \-.()/]{6}", skip=1)
 
 
 class Scan:
-    """One text being scanned: the options, and what several detectors share (found once).
+    """One text being scanned: the options, the hits of the one pass (``engine.py``) and what
+    several detectors share (found once).
 
-    The digit runs are found at once when the text has a digit: four detectors of seven read
+    The digit runs are confirmed at once from their candidates: four detectors of seven read
     them, and an attribute costs less to read than a property.
     """
 
-    __slots__ = ("_lower", "has_digit", "options", "runs", "text")
+    __slots__ = ("_lower", "hits", "options", "runs", "standin", "text")
 
-    def __init__(self, text: str, options: Options) -> None:
+    def __init__(self, text: str, options: Options, engine: Engine | None = None) -> None:
         self.text = text
         self.options = options
-        self.has_digit = DIGIT.search(text) is not None
-        # Spans of the digit runs (``NUM_RUN``) of the text (a search first: most texts have none).
+        self.standin = stand_in(text)
+        if engine is None:  # a scan made outside the pipeline: every registered detector's
+            engine = engine_for(tuple(c for d in DETECTORS.values() for c in d.candidates))
+        self.hits = hits = engine.scan(self.standin)
+        # Spans of the digit runs (``NUM_RUN``) of the text, from their candidates.
         self.runs: list[tuple[int, int]] = []
-        first = NUM_RUN.search(text) if self.has_digit else None
-        if first is not None:
-            self.runs.append(first.span())
-            self.runs += map(_SPAN, NUM_RUN.finditer(text, first.end()))
+        starts = hits.get("digits")
+        if starts:
+            covered = 0
+            match = NUM_RUN.match
+            for start, _ in starts:
+                if start >= covered and (m := match(text, start)) is not None:
+                    self.runs.append(m.span())
+                    covered = m.end()
         self._lower: str | None = None
+
+    def folded(self, start: int, end: int) -> str:
+        """``text[start:end]`` as the one pass read it (engine.py), in lower case: a character
+        beyond ASCII that matches an ASCII letter in any case is that letter."""
+        return self.standin[start + 1 : end + 1].decode("latin-1").lower()
 
     @property
     def lower(self) -> str:
@@ -60,15 +77,15 @@ class Scan:
         return self._lower
 
 
-_SPAN = re.Match.span
-
-
 @dataclass(frozen=True, slots=True)
 class Detector:
     name: str
     prefilter: Callable[[Scan], bool]  # False: the text cannot contain a finding of this kind
     scan: Callable[[Scan], Iterable[Finding]]
     template: str  # the placeholder; "{hint}" is replaced by the finding's hint
+    # Where its findings can be: its patterns of the one pass (engine.py). A detector without
+    # any scans every text its prefilter lets through.
+    candidates: tuple[Candidate, ...] = ()
 
 
 class UnknownDetectorError(ValueError):
@@ -82,10 +99,6 @@ RANK: dict[str, int] = {}
 def register(detector: Detector) -> None:
     RANK[detector.name] = len(DETECTORS)
     DETECTORS[detector.name] = detector
-
-
-def has_digit(scan: Scan) -> bool:
-    return scan.has_digit
 
 
 def has_runs(scan: Scan) -> bool:

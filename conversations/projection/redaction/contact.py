@@ -15,6 +15,7 @@ from .base import (
     Finding,
     Scan,
 )
+from .engine import Candidate
 
 # --- e-mail addresses ---------------------------------------------------------------------------
 # Found from each "@" (a substring search) outwards, rather than by a regex tried at every
@@ -23,14 +24,19 @@ from .base import (
 _EMAIL_LOCAL = re.compile(r"[\w.%+\-]{1,64}$")
 _EMAIL_DOMAIN = re.compile(r"(?:[^\W_](?:[\w\-]{0,61}[^\W_])?\.)+[^\W\d_]{2,63}(?![\w\-])")
 _EMAIL_LOCAL_CHARS = re.compile(r"[\w.%+\-]")
+# Its candidates in the one pass: an "@" between a character of a local part and one that may
+# start a domain (in the stand-in, a byte above 0x7f or "?" is a character beyond ASCII, "5"
+# another script's digit).
+EMAIL_CANDIDATE = Candidate("email", r"[0-9A-Za-z_.%+\-?\x80-\xff]@[0-9A-Za-z?\x80-\xff]", skip=1)
 
 
 def _scan_email(scan: Scan) -> list[Finding]:
     text = scan.text
     found: list[Finding] = []
     previous = 0  # where the last address ended: a local part may start there, as it would
-    at = text.find("@")  # after a placeholder once that address is redacted
-    while at != -1:
+    for at, _ in scan.hits.get("email", ()):  # after a placeholder once that address is redacted
+        if at < previous:
+            continue
         lo = max(previous, at - 64)
         local = _EMAIL_LOCAL.search(text, lo, at)
         # The whole local part: not the last 64 characters of a longer run of them.
@@ -44,9 +50,6 @@ def _scan_email(scan: Scan) -> list[Finding]:
         if local is not None and domain is not None:
             found.append(Finding("email", local.start(), domain.end(), ""))
             previous = domain.end()
-            at = text.find("@", previous)
-        else:
-            at = text.find("@", at + 1)
     return found
 
 

@@ -11,6 +11,7 @@ from .base import (
     Finding,
     Scan,
 )
+from .engine import Candidate
 
 # --- IP addresses -------------------------------------------------------------------------------
 # IPv4: four decimal octets 0-255 without leading zeros, not part of a longer dotted number
@@ -26,6 +27,9 @@ _VERSION_BEFORE = re.compile(
 # IPv6: 2 to 7 colon-separated hex groups (possibly empty, "::"), an optional last group or
 # embedded IPv4; ipaddress decides. At least one digit, so "dead::beef" in code is not flagged.
 _IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{0,4}:){2,7}+[0-9A-Fa-f.]*+(?![\w:])")
+# Its candidates in the one pass: two colons with at most four hex digits between them, which
+# every match of ``_IPV6`` holds (IPv4 comes from the digit runs).
+IPV6_CANDIDATE = Candidate("ipv6", r":[0-9A-Fa-f]{0,4}:")
 
 
 def _octets_ok(candidate: str) -> bool:
@@ -41,7 +45,7 @@ def _scan_ip(scan: Scan) -> list[Finding]:
         for m in _IPV4.finditer(text, start, end + 2):  # + 2: the lookahead sees past the run
             if _octets_ok(m.group()) and not _after_version_word(text, m.start()):
                 found.append(Finding("ip", m.start(), m.end(), ""))
-    if "::" in text or text.count(":") >= 7:  # compressed, or all eight groups
+    if "ipv6" in scan.hits and ("::" in text or text.count(":") >= 7):  # compressed, or 8 groups
         for m in _ipv6_candidates(text):
             candidate = m.group().rstrip(".")
             if not DIGIT.search(candidate):
@@ -72,10 +76,10 @@ def _ipv6_candidates(text: str) -> Iterator[re.Match[str]]:
 
 def _ip_prefilter(scan: Scan) -> bool:
     """What ``_scan_ip`` needs: a digit run with three dots (IPv4), or the colons of an IPv6."""
-    if not scan.has_digit:
-        return False
     text = scan.text
-    return (bool(scan.runs) and text.count(".") >= 3) or "::" in text or text.count(":") >= 7
+    if bool(scan.runs) and text.count(".") >= 3:
+        return True
+    return "ipv6" in scan.hits and ("::" in text or text.count(":") >= 7)
 
 
 def _after_version_word(text: str, start: int) -> bool:

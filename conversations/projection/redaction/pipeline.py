@@ -22,6 +22,7 @@ import phonenumbers
 from .base import (
     DEFAULT_PHONE_REGION,
     DETECTORS,
+    DIGIT_RUNS,
     RANK,
     Detector,
     Finding,
@@ -31,24 +32,36 @@ from .base import (
     has_runs,
     register,
 )
-from .contact import _scan_email, _scan_phone
-from .network import _ip_prefilter, _scan_ip
-from .numbers import _card_ok, _iban_prefilter, _scan_card, _scan_iban, _scan_ssn
-from .secrets import _scan_secret, _secret_prefilter
+from .contact import EMAIL_CANDIDATE, _scan_email, _scan_phone
+from .engine import Engine, engine_for
+from .network import IPV6_CANDIDATE, _ip_prefilter, _scan_ip
+from .numbers import (
+    IBAN_CANDIDATE,
+    SSN_LABEL_CANDIDATE,
+    _card_ok,
+    _iban_prefilter,
+    _scan_card,
+    _scan_iban,
+    _scan_ssn,
+)
+from .secrets import SECRET_CANDIDATE, _scan_secret, _secret_prefilter
 
 
 def _has_at(scan: Scan) -> bool:
-    return "@" in scan.text
+    return "email" in scan.hits
 
 
-# The detectors, in their order of priority on equal spans.
-register(Detector("secret", _secret_prefilter, _scan_secret, "[secret {hint}…]"))
-register(Detector("card", has_runs, _scan_card, "[card ••{hint}]"))
-register(Detector("iban", _iban_prefilter, _scan_iban, "[iban ••{hint}]"))
-register(Detector("email", _has_at, _scan_email, "[email]"))
-register(Detector("ssn", has_runs, _scan_ssn, "[ssn]"))
-register(Detector("ip", _ip_prefilter, _scan_ip, "[ip]"))
-register(Detector("phone", has_runs, _scan_phone, "[phone ••{hint}]"))
+# The detectors, in their order of priority on equal spans, each with its candidates in the one
+# pass (engine.py).
+register(
+    Detector("secret", _secret_prefilter, _scan_secret, "[secret {hint}…]", (SECRET_CANDIDATE,))
+)
+register(Detector("card", has_runs, _scan_card, "[card ••{hint}]", (DIGIT_RUNS,)))
+register(Detector("iban", _iban_prefilter, _scan_iban, "[iban ••{hint}]", (IBAN_CANDIDATE,)))
+register(Detector("email", _has_at, _scan_email, "[email]", (EMAIL_CANDIDATE,)))
+register(Detector("ssn", has_runs, _scan_ssn, "[ssn]", (DIGIT_RUNS, SSN_LABEL_CANDIDATE)))
+register(Detector("ip", _ip_prefilter, _scan_ip, "[ip]", (DIGIT_RUNS, IPV6_CANDIDATE)))
+register(Detector("phone", has_runs, _scan_phone, "[phone ••{hint}]", (DIGIT_RUNS,)))
 
 
 # --- the pipeline ---------------------------------------------------------------------------
@@ -125,6 +138,7 @@ class _Choice:
 
     detectors: tuple[Detector, ...]
     options: Options
+    engine: Engine  # the one pass over the chosen detectors' candidates
     # The detectors' scans grouped by prefilter, each prefilter asked once per text ("has a
     # digit run" serves cards, SSNs and phones). The order of the candidates does not matter:
     # overlaps are resolved by span, length and rank.
@@ -146,6 +160,7 @@ def _choice_of(chosen: tuple[Detector, ...], options: Options) -> _Choice:
     return _Choice(
         chosen,
         options,
+        engine_for(tuple(c for d in chosen for c in d.candidates)),
         tuple((prefilter, tuple(scans)) for prefilter, scans in steps.items()),
     )
 
@@ -220,7 +235,7 @@ def _resolved(text: str, choice: _Choice) -> tuple[list[Finding], bool]:
     """The findings without overlaps, and whether overlapping candidates were dropped."""
     if not text:
         return [], False
-    scan = Scan(text, choice.options)
+    scan = Scan(text, choice.options, choice.engine)
     candidates: list[Finding] = []
     for prefilter, scans in choice.steps:
         if prefilter(scan):

@@ -4,13 +4,14 @@ assignments to secret-sounding names."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
 from .base import (
     DIGIT,
     Finding,
     Scan,
 )
+from .engine import Candidate
 
 # --- secrets: API keys and tokens by their documented prefixes --------------------------------
 # Each family has literal triggers (lower case) and a pattern that matches where a trigger is
@@ -105,34 +106,21 @@ _WORDLIKE = re.compile(r"[A-Za-z]+")
 _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
 
 
-def _literal_alternation(words: Iterable[str], flags: int = 0) -> re.Pattern[str]:
-    """A regex matching any of ``words``, factored by first character ("s(?:ecret|k\\-)|...").
-
-    The engine tries alternatives one by one at each position; factored, it rejects most
-    positions on their first character, which makes the scan about a third faster.
-    """
-    by_first: dict[str, list[str]] = {}
-    for word in sorted(set(words)):
-        by_first.setdefault(word[0], []).append(re.escape(word[1:]))
-    return re.compile(
-        "|".join(f"{re.escape(c)}(?:{'|'.join(rests)})" for c, rests in by_first.items()), flags
-    )
-
-
-_SECRET_TRIGGERS = _literal_alternation([*_FAMILIES_BY_TRIGGER, *_CONTEXT_TRIGGERS])
-_SECRET_TRIGGERS_ANY_CASE = _literal_alternation(
-    [*_FAMILIES_BY_TRIGGER, *_CONTEXT_TRIGGERS], re.IGNORECASE
+# Its candidates in the one pass: every trigger, in any case (the family's or context's own
+# pattern confirms at the trigger's offset).
+SECRET_CANDIDATE = Candidate(
+    "secret",
+    "|".join(re.escape(t) for t in sorted({*_FAMILIES_BY_TRIGGER, *_CONTEXT_TRIGGERS})),
+    caseless=True,
 )
 
 
 def _triggers(scan: Scan) -> Iterator[tuple[str, int]]:
-    lower = scan.lower
-    if len(lower) == len(scan.text):  # positions carry over (no "İ" -> "i̇" in the text)
-        for m in _SECRET_TRIGGERS.finditer(lower):
-            yield m.group(), m.start()
-    else:
-        for m in _SECRET_TRIGGERS_ANY_CASE.finditer(scan.text):
-            yield m.group().lower(), m.start()
+    """The triggers of the text (lower case) and their offsets, in text order. A trigger is read
+    off the stand-in (engine.py): a character that matches an ASCII letter in any case is it."""
+    folded = scan.folded
+    for start, end in scan.hits.get("secret", ()):
+        yield folded(start, end), start
 
 
 def _scan_secret(scan: Scan) -> Iterator[Finding]:
@@ -195,9 +183,5 @@ def _credible(pattern: re.Pattern[str], value: str) -> bool:
 
 
 def _secret_prefilter(scan: Scan) -> bool:
-    """Whether ``_triggers`` finds any: the first trigger ends the search (a text without one,
-    most of them, costs one pass of the alternation and no generator)."""
-    lower = scan.lower
-    if len(lower) == len(scan.text):
-        return _SECRET_TRIGGERS.search(lower) is not None
-    return _SECRET_TRIGGERS_ANY_CASE.search(scan.text) is not None
+    """Whether the one pass found a trigger."""
+    return "secret" in scan.hits

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from conversations.blocks import Block, BlockClass, ParsedExchange
 from conversations.formats import FormatError, get
 from conversations.formats.ai_sdk import FORMAT
-from conversations.formats.ai_sdk.parser import _fix_json
+from conversations.formats.ai_sdk.js import fix_json as _fix_json
 from conversations.formats.base import compact
 from tests.providers import Recorded, fixture_files, format_of, load
 

@@ -221,8 +221,10 @@ def test_bodies_must_be_strings(fmt: str, kwargs: dict[str, Any], field: str) ->
 def test_nesting_past_the_decoder_is_too_deep_naming_the_body(fmt: str, field: str) -> None:
     request = '{"model":"m","max_tokens":1,"messages":[],"input":[]}'
     bodies = {"request": request, "response": "{}", field: DEEP}
+    # A format that reads its model from the endpoint is given one (its example's).
+    endpoint = registry.get(fmt).kit.example.get("endpoint")
     with pytest.raises(FormatError) as info:
-        registry.get(fmt).parse(**bodies)
+        registry.get(fmt).parse(**bodies, endpoint=endpoint)
     assert (info.value.field, info.value.code) == (field, "too_deep")
 
 
@@ -337,7 +339,15 @@ def test_a_binary_stream_format_refuses_text_and_bad_base64(
     assert (info.value.field, info.value.at) == ("stream_base64", "$[3]")
 
 
-@pytest.mark.parametrize("fmt", registry.names())
+@pytest.mark.parametrize("fmt", [f.name for f in registry.formats() if f.binary_stream])
+def test_a_binary_format_refuses_a_text_stream(fmt: str) -> None:
+    endpoint = registry.get(fmt).kit.example.get("endpoint")
+    with pytest.raises(FormatError) as info:
+        registry.get(fmt).parse(request="{}", stream="data: {}\n\n", endpoint=endpoint)
+    assert (info.value.field, info.value.code) == ("stream", "stream_kind")
+
+
+@pytest.mark.parametrize("fmt", [f.name for f in registry.formats() if not f.binary_stream])
 def test_a_text_format_refuses_a_binary_stream_and_ignores_an_endpoint(fmt: str) -> None:
     with pytest.raises(FormatError) as info:
         registry.get(fmt).parse(request="{}", stream_base64="AAAA")

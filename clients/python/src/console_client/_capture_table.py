@@ -9,17 +9,20 @@ from __future__ import annotations
 PATHS: tuple[tuple[str, str], ...] = (
     (":streamGenerateContent", "google.generate_content"),
     ("/chat/completions", "openai.chat"),
+    ("/converse-stream", "bedrock.converse"),
     (":generateContent", "google.generate_content"),
     ("/v1/messages", "anthropic.messages"),
     ("/responses", "openai.responses"),
+    ("/converse", "bedrock.converse"),
 )
 # Formats whose provider puts the model in the URL: the body carries the call's endpoint.
 ENDPOINT: tuple[str, ...] = (
+    "bedrock.converse",
     "google.generate_content",
     "openai.chat",
 )
 # Formats whose streams are binary: posted base64-encoded as stream_base64.
-BINARY: tuple[str, ...] = ()
+BINARY: tuple[str, ...] = ("bedrock.converse",)
 # Where the provider SDKs keep their httpx client (attribute paths instrument() tries).
 HTTP_CLIENTS: tuple[str, ...] = (
     "_client",
