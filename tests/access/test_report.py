@@ -229,7 +229,9 @@ def test_after_the_clocks_erasure_only_the_receipt_and_tombstones_remain(
     )
 
 
-QUERIES = 37  # one per table of the retention registry among them (review access requests and their notifications included)
+# One per table of the retention registry among them (review access requests and their
+# notifications included).
+QUERIES = 37
 
 
 def _fresh_report(subject: Subject) -> Any:
