@@ -88,10 +88,10 @@ FINISHES = {
 
 THOUGHT_SIGNATURES = Citation(
     url="https://ai.google.dev/gemini-api/docs/thought-signatures",
-    quote="When using Gemini 3 models, you must pass back thought signatures during function "
-    "calling, otherwise you will get a validation error (4xx status code). ... Validation: "
-    "Strict validation is enforced for all function calls within the current turn. (Only the "
-    "current turn is required; we don't validate on previous turns)",
+    quote="As a general rule, if you receive a thought signature in a model response, you "
+    "should pass it back exactly as received when sending the conversation history in the next "
+    "turn. When using Gemini 3 models, you must pass back thought signatures during function "
+    "calling, otherwise you will get a validation error (4xx status code).",
     checked="2026-12-04",
 )
 
