@@ -14,10 +14,14 @@ test("the capture table: creating POSTs by path suffix, nothing else", () => {
   assert.equal(formatFor("GET", "/v1/responses"), null);
   assert.equal(formatFor("POST", "/v1/embeddings"), null);
   const table = JSON.parse(readFileSync(new URL("../src/capture-table.json", import.meta.url)));
-  assert.deepEqual(
-    table.paths.map((p) => p.format).sort(),
-    ["anthropic.messages", "openai.chat", "openai.responses"],
-  );
+  // Gemini names its method after a colon; a gateway's prefix in front changes nothing.
+  assert.equal(formatFor("POST", "/v1beta/models/gemini-3-pro-preview:streamGenerateContent"), "google.generate_content");
+  assert.equal(formatFor("POST", "/gw/v1/projects/p/locations/l/publishers/google/models/g:generateContent"), "google.generate_content");
+  assert.equal(formatFor("POST", "/v1beta/models/gemini-3-pro-preview:countTokens"), null);
+  assert.ok(table.endpoint.includes("google.generate_content"));
+  for (const format of ["anthropic.messages", "google.generate_content", "openai.chat", "openai.responses"]) {
+    assert.ok(table.paths.some((p) => p.format === format), format);
+  }
 });
 
 test("a stream cut inside a character keeps the characters before it, a whole one is refused", () => {

@@ -173,20 +173,38 @@ def _client(base_url: str, asynchronous: bool) -> Any:
     from google import genai
     from google.genai import types
 
-    client = genai.Client(
-        api_key="sk-fake",
-        http_options=types.HttpOptions(
-            base_url=base_url,
-            timeout=30_000,
-            retry_options=types.HttpRetryOptions(attempts=1),
-        ),
+    options = types.HttpOptions(
+        base_url=base_url, timeout=30_000, retry_options=types.HttpRetryOptions(attempts=1)
     )
-    return client.aio if asynchronous else client
+    if asynchronous:
+        # The SDK's own async client sends through one inner client per event loop, built
+        # afresh: an async client of the caller's is used as it is, so it is the one captured.
+        import httpx2
+
+        options.httpx_async_client = httpx2.AsyncClient(timeout=30.0)
+    client = genai.Client(api_key="sk-fake", http_options=options)
+    return _Async(client.aio) if asynchronous else client
+
+
+class _Async:
+    """``google-genai``'s async client as the client tests hold an async SDK client: its
+    ``_api_client`` (where ``instrument()`` finds the httpx clients) and an awaitable
+    ``close``."""
+
+    def __init__(self, aio: Any) -> None:
+        self.aio = aio
+        self._api_client = aio._api_client
+
+    async def close(self) -> None:
+        await self.aio.aclose()
+        http = self._api_client._http_options.httpx_async_client
+        if http is not None:
+            await http.aclose()  # the caller's own: the SDK leaves it open
 
 
 def _call(client: Any, model: str, question: str, streamed: bool) -> Any:
-    if type(client).__name__ == "AsyncClient":
-        return _async_call(client, model, question, streamed)
+    if isinstance(client, _Async):
+        return _async_call(client.aio, model, question, streamed)
     if streamed:
         return list(client.models.generate_content_stream(model=model, contents=question))
     return [client.models.generate_content(model=model, contents=question)]
@@ -223,8 +241,5 @@ KIT = Kit(
         Fixture("providers/*__issue-19822-*"),
         Fixture("streams/google-*"),
     ),
-    sdk=None,
+    sdk=PythonSdk("google-genai", _client, _call),
 )
-
-# The SDK driver, for the client tests once the fake provider routes by the endpoint's model.
-SDK = PythonSdk("google-genai", _client, _call)
