@@ -36,6 +36,19 @@ class Recorded:
     response: str | None = None
     stream: str | None = None
 
+    @property
+    def endpoint(self) -> str | None:
+        """Where the call went, for a format that reads its model from the endpoint: the kit's
+        example's (recordings keep no endpoint)."""
+        return endpoint_of(self.format)
+
+
+def endpoint_of(fmt: str) -> str | None:
+    """The endpoint of the format kit's example (None: the format reads none)."""
+    example = next(f for f in formats() if f.name == fmt).kit.example
+    value = example.get("endpoint")
+    return value if isinstance(value, str) else None
+
 
 def claimed(path: str) -> tuple[str, Fixture]:
     """The format whose kit claims ``path`` (relative to tests/fixtures/), and its entry."""

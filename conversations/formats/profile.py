@@ -291,6 +291,11 @@ class Profile:
     transport: Transport | None = None
     # The review's read-time fetch of reasoning the stored exchange lacks.
     summary: SummaryFetch | None = None
+    # The provider refuses a request whose reasoning of the open tool loop was dropped or
+    # altered (Gemini 3's thought signatures of the current turn): the documentation saying so.
+    # A ``tool_loop_reasoning`` rewrite of this format is then worded "the provider refuses this
+    # history" (``monitoring/rewrites.py``), citing it.
+    refuses_reasoning_edits: Citation | None = None
 
     def is_result(self, block_type: str) -> bool:
         """Whether ``block_type`` is a result of a tool call (``result_types``)."""

@@ -109,7 +109,12 @@ class Format(abc.ABC):
         expect(request, str, field="request", at="$")
         output = {"response": response, "stream": stream, "stream_base64": stream_base64}
         expect(output[output_field], str, field=output_field, at="$")
-        read_endpoint = self._endpoint(endpoint)
+        # An endpoint the format refuses is reported once the bodies are read: a body's own
+        # error (its kind, its nesting, its JSON) names the body first.
+        try:
+            read_endpoint, endpoint_error = self._endpoint(endpoint), None
+        except FormatError as exc:
+            read_endpoint, endpoint_error = None, exc
         if output_field == "stream_base64" and not self.binary_stream:
             raise FormatError(
                 f"{self.name} streams are text: send the stream as stream, not stream_base64",
@@ -141,6 +146,8 @@ class Format(abc.ABC):
         except RecursionError:
             field = "request" if _too_deep(request) else output_field
             raise FormatError("JSON nested too deep", field=field, code="too_deep") from None
+        if endpoint_error is not None:
+            raise endpoint_error
         parsed.params.cancelled = cancelled
         if read_endpoint is not None and read_endpoint.model and not parsed.params.requested_model:
             parsed.params.requested_model = read_endpoint.model

@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from ..blocks import Block, BlockClass, Message
-from ..formats.registry import message_blocks
+from ..formats.registry import message_blocks, profile
 from ..replay import canonical_sha256
 
 TOOL_LOOP_REASONING = "tool_loop_reasoning"
@@ -80,8 +81,27 @@ def cache_lost(previous_cached: int | None, cache_read: int | None) -> int:
     return max(0, (previous_cached or 0) - (cache_read or 0))
 
 
-def words(kind: str) -> str:
+# A ``tool_loop_reasoning`` rewrite of a format whose provider refuses it
+# (``Profile.refuses_reasoning_edits``).
+REFUSED = (
+    "the provider refuses this history: reasoning of the open tool loop (a signature it checks) "
+    "was dropped or altered"
+)
+
+
+def words(kind: str, fmt: str = "") -> str:
+    """The page's words for ``kind`` (of an exchange of format ``fmt``)."""
+    found = profile(fmt) if fmt else None
+    if kind == TOOL_LOOP_REASONING and found is not None and found.refuses_reasoning_edits:
+        return f"{REFUSED} ({found.refuses_reasoning_edits.url})"
     return KINDS.get(kind, "")
+
+
+def _role(fmt: str, role: str) -> str:
+    """The console's name of a provider role (``Profile.roles``: Gemini's ``model`` is the
+    assistant)."""
+    found = profile(fmt)
+    return found.role(role) if found is not None else role
 
 
 def _key(b: Block) -> tuple[Any, ...]:
@@ -101,8 +121,9 @@ def _key(b: Block) -> tuple[Any, ...]:
 
 
 def _visible_user_turn(m: Message) -> bool:
-    """A message in which the customer spoke (not only tool results)."""
-    return m.role == "user" and any(b.cls is BlockClass.VISIBLE for b in m.blocks)
+    """A message in which the customer spoke (not only tool results); ``m.role`` is the
+    console's role (``_role``)."""
+    return m.role == "customer" and any(b.cls is BlockClass.VISIBLE for b in m.blocks)
 
 
 def _calls_tools(blocks: Sequence[Block]) -> bool:
@@ -136,7 +157,8 @@ def classify(fmt: str, sent: Sequence[Message], stored_raw: Sequence[tuple[str, 
     sent cannot hold it unmodified, so it was edited."""
     if any(stored_fmt != fmt for _, _, stored_fmt in stored_raw):
         return EDITED
-    stored = [(role, message_blocks(fmt, raw)) for role, raw, _ in stored_raw]
+    stored = [(_role(fmt, role), message_blocks(fmt, raw)) for role, raw, _ in stored_raw]
+    sent = [replace(m, role=_role(fmt, m.role)) for m in sent]
     stored_hashes = [canonical_sha256(raw, fmt) for _, raw, _ in stored_raw]
     sent_hashes = [canonical_sha256(m.raw, fmt) for m in sent]
     if not stored:

@@ -71,11 +71,13 @@ def exchange_summary(e: Any, *, conformance: bool = False) -> ExchangeSummary:
     backend: list[str] = []
     if e.history_rewritten or kind in SEEN:
         where = f" from message {e.rewritten_at}" if e.rewritten_at is not None else ""
-        backend.append(f"history rewritten{where}: {words(kind) or 'the prompt cache was missed'}")
+        backend.append(
+            f"history rewritten{where}: {words(kind, e.format) or 'the prompt cache was missed'}"
+        )
         if priced:
             backend[-1] += priced
     elif kind:
-        backend.append(words(kind))
+        backend.append(words(kind, e.format))
     backend += [transformation_words(t) for t in getattr(e, "input_transformations", None) or ()]
     if e.stream_error:
         flags.append(f"the stream broke off: {e.stream_error}")

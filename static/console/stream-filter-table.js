@@ -47,6 +47,23 @@ export const CLASSES = {
       "reasoningContent"
     ]
   },
+  "google.generate_content": {
+    "visible": [
+      "text"
+    ],
+    "audit": [
+      "codeExecutionResult",
+      "executableCode",
+      "functionCall",
+      "functionResponse",
+      "toolCall",
+      "toolResponse"
+    ],
+    "never": [
+      "thought",
+      "thoughtSignature"
+    ]
+  },
   "openai.chat": {
     "visible": [
       "content",
@@ -103,6 +120,7 @@ export const FILTER_CLASSES = {
   "ai-sdk.ui": "AiSdkFilter",
   "anthropic.messages": "AnthropicFilter",
   "bedrock.converse": "BedrockFilter",
+  "google.generate_content": "GoogleFilter",
   "openai.chat": "ChatFilter",
   "openai.responses": "ResponsesFilter"
 };

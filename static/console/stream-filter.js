@@ -625,8 +625,78 @@ class BedrockFilter extends Filter {
   }
 }
 
+class GoogleFilter extends Filter {
+  // conversations/formats/google/live.py: a chunk's candidates[0].content.parts are its pieces;
+  // consecutive text (or thought) parts are one block, as the stored answer merges them; a part
+  // carrying a thoughtSignature closes it. The signature itself is never read.
+  static DATA = ["text", "functionCall", "functionResponse", "executableCode", "codeExecutionResult", "toolCall", "toolResponse"];
+
+  constructor(format) {
+    super(format);
+    this.run = null; // [key, type] of the open text or thought block
+  }
+
+  event(d) {
+    if (d.error !== undefined && d.error !== null) {
+      this.error((d.error && str(d.error.status)) || "error");
+      return;
+    }
+    const candidate = Array.isArray(d.candidates) && d.candidates.length ? d.candidates[0] : null;
+    if (candidate && typeof candidate === "object") {
+      const parts = candidate.content && Array.isArray(candidate.content.parts) ? candidate.content.parts : [];
+      for (const part of parts) if (part && typeof part === "object" && !Array.isArray(part)) this.part(part);
+      if (str(candidate.finishReason)) {
+        this.closeRun();
+        this.finish(candidate.finishReason);
+        return;
+      }
+    }
+    if (d.promptFeedback && str(d.promptFeedback.blockReason)) {
+      this.closeRun();
+      this.finish(d.promptFeedback.blockReason);
+    }
+  }
+
+  part(part) {
+    const camel = (k) => k.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+    const keys = Object.keys(part);
+    const dataKey = keys.find((k) => GoogleFilter.DATA.includes(camel(k)));
+    const kind = dataKey === undefined ? "" : camel(dataKey);
+    const signed = part.thoughtSignature !== undefined || part.thought_signature !== undefined;
+    if (kind === "text") {
+      const text = str(part[dataKey]) || "";
+      const type = part.thought === true ? "thought" : "text";
+      if (!this.run || this.run[1] !== type) {
+        this.closeRun();
+        if (!text) return;
+        this.run = [this.key(), type];
+        this.open(this.run[0], type);
+      }
+      if (type === "text") this.text(this.run[0], text);
+      else this.count(this.run[0], text);
+      if (signed) this.closeRun();
+      return;
+    }
+    this.closeRun();
+    if (!kind || classify(this.format, kind) !== "audit") return;
+    const data = part[dataKey] && typeof part[dataKey] === "object" ? part[dataKey] : {};
+    const key = this.key();
+    this.open(key, kind, str(data.name) || str(data.toolType) || kind);
+    if (kind === "codeExecutionResult") this.end(key, (data.outcome || "OUTCOME_OK") === "OUTCOME_OK" ? "ok" : "error");
+    else if (kind === "functionResponse" || kind === "toolResponse") {
+      const failed = data.response && typeof data.response === "object" && "error" in data.response;
+      this.end(key, failed ? "error" : "ok");
+    } else this.end(key);
+  }
+
+  closeRun() {
+    if (this.run) this.end(this.run[0]);
+    this.run = null;
+  }
+}
+
 // The filter classes by name; the generated table says which format each one reads.
-const BY_CLASS = { AnthropicFilter, ResponsesFilter, ChatFilter, AiSdkFilter, BedrockFilter };
+const BY_CLASS = { AnthropicFilter, ResponsesFilter, ChatFilter, AiSdkFilter, BedrockFilter, GoogleFilter };
 const FILTERS = Object.fromEntries(
   Object.entries(FILTER_CLASSES)
     .filter(([, name]) => BY_CLASS[name] !== undefined)

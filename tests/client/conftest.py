@@ -32,7 +32,7 @@ from conversations import formats
 from conversations.replay import envelope
 from conversations.services import service_token_create
 from tests.conftest import database_url
-from tests.providers import Recorded, fixture_files, load
+from tests.providers import Recorded, endpoint_of, fixture_files, load
 
 from .provider import JSON, SSE, FakeProvider, Reply, fake_provider
 
@@ -278,5 +278,6 @@ def expected_replay(fmt: str, request: bytes, served: Served) -> bytes:
         request=request.decode("utf-8"),
         response=None if served.streamed else text,
         stream=text if served.streamed else None,
+        endpoint=endpoint_of(fmt),
     )
     return envelope([m.raw for m in parsed.history] + [m.raw for m in parsed.output])

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 JSON = "application/json"
 SSE = "text/event-stream; charset=utf-8"
@@ -71,7 +72,20 @@ class FakeProvider:
 
     def requests_for(self, model: str) -> list[Received]:
         with self.lock:
-            return [r for r in self.received if json.loads(r.body).get("model") == model]
+            return [r for r in self.received if model_of(r.path, r.body) == model]
+
+
+def model_of(path: str, body: bytes) -> str:
+    """The model a request names: its body's ``model``, else the one its path names
+    (``.../models/<model>:<method>``, where Gemini puts it)."""
+    try:
+        model = json.loads(body).get("model", "")
+    except (ValueError, AttributeError):
+        model = ""
+    if not model:
+        last = path.partition("?")[0].rstrip("/").rsplit("/", 1)[-1]
+        model = unquote(last.rpartition(":")[0]) if ":" in last else ""
+    return str(model)
 
 
 class _Server(ThreadingHTTPServer):
@@ -95,11 +109,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         with fake.lock:
             fake.received.append(Received(self.path, dict(self.headers.items()), body))
-        try:
-            model = json.loads(body).get("model", "")
-        except ValueError:
-            model = ""
-        reply = fake.routes.get(model)
+        reply = fake.routes.get(model_of(self.path, body))
         if reply is None:
             self._send(404, JSON, b'{"error": {"message": "no such model on the fake"}}')
             return

@@ -90,6 +90,8 @@ def test_every_sdk_arrives_byte_for_byte(
         )
         expected[conversation] = (served.format, Served(model, served.format, served.body, True))
     for served in SERVED:
+        if served.format not in OFFICIAL:
+            continue  # no official JS SDK of that format among the harness's packages (Gemini)
         conversation = f"js-official-{served.model}"
         provider.route(served.model, served.reply())
         calls.append(

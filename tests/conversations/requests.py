@@ -23,6 +23,8 @@ def body_for(recorded: Recorded, *, conversation: str, customer: str = "cus_1") 
         or json.dumps(minimal_request(recorded.format), ensure_ascii=False),
         "labels": {"queue": "billing"},
     }
+    if recorded.endpoint is not None:
+        body["endpoint"] = recorded.endpoint
     if recorded.response is not None:
         body["response"] = recorded.response
     else:

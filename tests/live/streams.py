@@ -12,7 +12,7 @@ from conversations.blocks import BlockClass
 from conversations.formats import FormatError, formats, get
 from conversations.projection.project import clean_text
 from conversations.projection.redaction import redact
-from tests.providers import fixture_files, load, stream_files
+from tests.providers import endpoint_of, fixture_files, load, stream_files
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -60,7 +60,7 @@ def streams() -> list[Stream]:
     candidates = []
     for name, fmt, request, text in found:
         request = request or json.dumps(dict(get(fmt).kit.minimal_request))
-        candidates.append(Stream(name, fmt, request, text, ()))
+        candidates.append(Stream(name, fmt, request, text, (), endpoint_of(fmt)))
     for fmt in formats():
         for name, sample in fmt.kit.recorded() if fmt.kit.recorded else ():
             if sample.stream_base64 is not None:

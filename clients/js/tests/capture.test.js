@@ -14,6 +14,11 @@ test("the capture table: creating POSTs by path suffix, nothing else", () => {
   assert.equal(formatFor("GET", "/v1/responses"), null);
   assert.equal(formatFor("POST", "/v1/embeddings"), null);
   const table = JSON.parse(readFileSync(new URL("../src/capture-table.json", import.meta.url)));
+  // Gemini names its method after a colon; a gateway's prefix in front changes nothing.
+  assert.equal(formatFor("POST", "/v1beta/models/gemini-3-pro-preview:streamGenerateContent"), "google.generate_content");
+  assert.equal(formatFor("POST", "/gw/v1/projects/p/locations/l/publishers/google/models/g:generateContent"), "google.generate_content");
+  assert.equal(formatFor("POST", "/v1beta/models/gemini-3-pro-preview:countTokens"), null);
+  assert.ok(table.endpoint.includes("google.generate_content"));
   // Every path of the generated table (one row per capture path of every format) is read back
   // as its format, behind any prefix.
   assert.ok(table.paths.length >= 3);

@@ -15,8 +15,9 @@ import pytest
 from conversations.blocks import BlockClass
 from conversations.formats import get
 from conversations.formats.base import FormatError
-from tests.conversations.formats.differential.runner import REQUESTS
+from tests.conversations.formats.differential.runner import request_for
 from tests.conversations.formats.differential.test_differential import FIXTURE_STREAMS
+from tests.providers import endpoint_of
 
 SEED = 20261201
 
@@ -29,7 +30,10 @@ def _cuts(stream: str, rng: random.Random) -> list[int]:
 
 def _parse(fixture, stream: str, *, cancelled: bool):  # type: ignore[no-untyped-def]
     return get(fixture.format).parse(
-        request=fixture.request or REQUESTS[fixture.format], stream=stream, cancelled=cancelled
+        request=fixture.request or request_for(fixture.format),
+        stream=stream,
+        cancelled=cancelled,
+        endpoint=endpoint_of(fixture.format),
     )
 
 
@@ -79,4 +83,4 @@ def test_a_cancelled_stream_is_what_arrived_wherever_it_was_cut(fixture) -> None
 def test_cancelled_needs_a_stream() -> None:
     fmt = "anthropic.messages"
     with pytest.raises(ValueError, match="only a stream"):
-        get(fmt).parse(request=REQUESTS[fmt], response="{}", cancelled=True)
+        get(fmt).parse(request=request_for(fmt), response="{}", cancelled=True)

@@ -37,6 +37,7 @@ def test_message_blocks_of_each_stored_message_equal_the_ingest_blocks(file_name
             request=body["request"],
             response=body.get("response"),
             stream=body.get("stream"),
+            endpoint=body.get("endpoint"),
         )
         parsed = exchange_parse(data)
         for message in [*parsed.history, *parsed.output]:

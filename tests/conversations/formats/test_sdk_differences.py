@@ -290,7 +290,7 @@ def test_6_and_7_agree_with_the_ai_sdk(node: None) -> None:
     cases = {"trailing-step": TRAILING_STEP, "after-done": AFTER_DONE}
     _, results = oracles.ai_sdk(oracles.AiCase(k, v) for k, v in cases.items())
     for name, stream in cases.items():
-        verdict = runner.ai_verdict(stream, runner.REQUESTS["ai-sdk.ui"], results[name])
+        verdict = runner.ai_verdict(stream, runner.request_for("ai-sdk.ui"), results[name])
         assert verdict.agree, f"{name}: {verdict}"
 
 
@@ -306,7 +306,7 @@ def test_8_a_fallback_block_names_the_model_that_served() -> None:
     stream = _corpus(_V + "anthropic/src/__fixtures__/anthropic-fallback.chunks.txt")
     assert runner.anthropic(stream, [], beta=True).agree
     parsed = get("anthropic.messages").parse(
-        request=runner.REQUESTS["anthropic.messages"], response=None, stream=stream
+        request=runner.request_for("anthropic.messages"), response=None, stream=stream
     )
     assert parsed.params.response_model == "claude-opus-4-8"
     assert _events(stream)[0]["message"]["model"] == "claude-fable-5"
@@ -358,7 +358,7 @@ def test_10_azures_empty_first_chunk_does_not_name_the_response() -> None:
     first, second = _events(stream)[:2]
     assert first["id"] == "" and first["object"] == ""
     parsed = get("openai.chat").parse(
-        request=runner.REQUESTS["openai.chat"], response=None, stream=stream
+        request=runner.request_for("openai.chat"), response=None, stream=stream
     )
     assert parsed.params.response_id == second["id"]
     assert parsed.params.response_model == second["model"]

@@ -7,8 +7,10 @@ from __future__ import annotations
 # (end of the URL path, format): a POST whose path (trailing slashes removed) ends so
 # is an exchange of that format; the first match wins (the longest suffix is first).
 PATHS: tuple[tuple[str, str], ...] = (
+    (":streamGenerateContent", "google.generate_content"),
     ("/chat/completions", "openai.chat"),
     ("/converse-stream", "bedrock.converse"),
+    (":generateContent", "google.generate_content"),
     ("/v1/messages", "anthropic.messages"),
     ("/responses", "openai.responses"),
     ("/converse", "bedrock.converse"),
@@ -16,9 +18,14 @@ PATHS: tuple[tuple[str, str], ...] = (
 # Formats whose provider puts the model in the URL: the body carries the call's endpoint.
 ENDPOINT: tuple[str, ...] = (
     "bedrock.converse",
+    "google.generate_content",
     "openai.chat",
 )
 # Formats whose streams are binary: posted base64-encoded as stream_base64.
 BINARY: tuple[str, ...] = ("bedrock.converse",)
 # Where the provider SDKs keep their httpx client (attribute paths instrument() tries).
-HTTP_CLIENTS: tuple[str, ...] = ("_client",)
+HTTP_CLIENTS: tuple[str, ...] = (
+    "_client",
+    "_api_client._httpx_client",
+    "_api_client._async_httpx_client",
+)

@@ -14,6 +14,7 @@ from typing import Any
 
 from conversations.formats import FormatError, get
 from tests.conversations.requests import minimal_request
+from tests.providers import endpoint_of
 
 from . import compare, oracles
 
@@ -32,7 +33,12 @@ class Ours:
 
 def ours(fmt: str, stream: str, request: str | None = None) -> Ours:
     try:
-        parsed = get(fmt).parse(request=request or request_for(fmt), response=None, stream=stream)
+        parsed = get(fmt).parse(
+            request=request or request_for(fmt),
+            response=None,
+            stream=stream,
+            endpoint=endpoint_of(fmt),
+        )
     except FormatError as exc:
         return Ours(None, exc)
     return Ours(
