@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 
     conf.DEBUG = False
     from conversations.models import Conversation
-    from conversations.sharing.reads import conversation_export_read
+    from conversations.sharing.selectors import conversation_export_read
 
     print(f"storing {args.conversations:,} conversations of one customer, 2,000 of others")
     store_bodies(_bodies("subject", args.conversations, CUSTOMER, 0))

@@ -185,8 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     from conversations.models import Queue
     from conversations.monitoring.alerts import monitoring_tick
     from conversations.monitoring.models import AlertRule, Rollup
-    from conversations.monitoring.reads import model_page_read
     from conversations.monitoring.rollups import hour_of, rollups_compact
+    from conversations.monitoring.selectors.audited import model_page_read
 
     bodies = list(itertools.islice(demo_bodies(args.sample), args.sample))
     for body in bodies:

@@ -2,9 +2,10 @@
 holds (place, release). Compliance staff and console admins only; anyone else gets 404.
 
 Presentation only: ``retention.services`` submits, places and releases (and refuses with
-``DeletionInvalid``); each page's data comes from a read service of ``retention.reads``, which
-checks access, reads and writes the audit row (``deletion.viewed``, ``deletion.previewed``) in its
-own transaction; the view renders after it has committed.
+``DeletionInvalid``); each page's data comes from an audited selector of
+``retention.selectors.audited``, which checks access, reads and writes the audit row
+(``deletion.viewed``, ``deletion.previewed``) in its own transaction; the view renders after it
+has committed.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from django.views.decorators.http import require_POST
 
 from conversations.permissions import require_compliance
 from retention.models import DeletionRequest, LegalHold
-from retention.reads import (
+from retention.selectors.audited import (
     DeletionPreview,
     deletion_preview_read,
     deletion_request_read,

@@ -8,7 +8,7 @@ from django.http import HttpRequest
 from django.utils.functional import SimpleLazyObject
 
 from conversations.permissions import can_read_conversations, is_compliance, is_console_admin
-from conversations.reads import live_now_count
+from conversations.selectors.audited import live_now_count
 
 
 def _links(user: Any) -> dict[str, bool]:

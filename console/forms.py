@@ -107,7 +107,7 @@ class ConversationFilterForm(forms.Form):
         if not conformance:
             # "History rewritten" is the backend's conformance: a console admin's filter only.
             self._choice("flags").choices = [(k, v) for k, v in FLAGS.items() if k != "rewritten"]
-        from conversations.workspace.search import KINDS
+        from conversations.selectors.search import KINDS
 
         self._choice("status").choices = [("", "any"), *STATUS_CHOICES]
         self._choice("match").choices = [("", ""), *[(k, k) for k in KINDS]]

@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from conversations.permissions import is_console_admin, require_reader
-from conversations.reads import conversation_list_read
+from conversations.selectors.audited import conversation_list_read
 
 from .forms import ConversationFilterForm
 from .views import csv_response

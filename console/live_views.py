@@ -30,7 +30,7 @@ from django.utils.cache import patch_vary_headers
 
 from conversations.live import hub
 from conversations.permissions import require_reader
-from conversations.reads import conversation_live_read, live_now_read
+from conversations.selectors.audited import conversation_live_read, live_now_read
 
 from .ops.metrics import LIVE_VIEWERS
 

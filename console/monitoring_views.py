@@ -1,6 +1,7 @@
 """The signals' pages: models served, a model page per snapshot and queue, alerts, the readiness
-report. Presentation only: each page's data comes from one read service
-(``conversations.monitoring.reads``), which checks the reader's queues and writes the audit row."""
+report. Presentation only: each page's data comes from one audited selector
+(``conversations.monitoring.selectors.audited``), which checks the reader's queues and writes the
+audit row."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 
-from conversations.monitoring.reads import (
+from conversations.monitoring.selectors.audited import (
     alert_read,
     model_page_read,
     readiness_read,

@@ -23,7 +23,6 @@ import audit
 from conversations.keystore.keys import KeyDestroyed
 from conversations.models import ReviewGrant
 from conversations.permissions import require_compliance
-from conversations.reads import review_grants_read
 from conversations.reviews import (
     GrantRefused,
     ReviewNotAllowed,
@@ -32,6 +31,7 @@ from conversations.reviews import (
     review_grant_revoke,
     review_read,
 )
+from conversations.selectors.audited import review_grants_read
 
 logger = logging.getLogger(__name__)
 

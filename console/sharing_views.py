@@ -20,7 +20,7 @@ from django.views.decorators.http import require_POST
 
 from conversations.sharing.links import ShareRefused, max_days
 from conversations.sharing.ratelimit import hit
-from conversations.sharing.reads import (
+from conversations.sharing.selectors import (
     conversation_export_read,
     share_link_made_read,
     share_links_read,

@@ -1,8 +1,8 @@
-"""Pages of the console. Presentation only: each page's data comes from one read service
-(``conversations.reads``, ``retention.reads``), which checks access (404 for a page one may not
-see, like a missing one), reads, and writes the audit row in its own transaction; the view
-validates the query string, calls it, and renders what it returned after that transaction has
-committed. No view here opens a transaction or writes to the audit log itself.
+"""Pages of the console. Presentation only: each page's data comes from one audited selector
+(``conversations.selectors.audited``, ``retention.selectors.audited``), which checks access (404 for
+a page one may not see, like a missing one), reads, and writes the audit row in its own transaction;
+the view validates the query string, calls it, and renders what it returned after that transaction
+has committed. No view here opens a transaction or writes to the audit log itself.
 
 Partial updates: a request from htmx (``request.htmx``, the vendored script in
 ``static/console/vendor/``) for the list or a tool call gets only the fragment it swaps in; the
@@ -28,7 +28,6 @@ from django.views.decorators.http import require_POST
 from django_htmx.http import HttpResponseClientRedirect
 
 from audit.readable import details_text
-from conversations.fold_reads import turn_parts_read
 from conversations.models import ReviewGrant
 from conversations.permissions import (
     can_read_conversations,
@@ -37,11 +36,16 @@ from conversations.permissions import (
     require_compliance,
     require_reader,
 )
-from conversations.reads import conversation_list_read, conversation_read, tool_call_read
 from conversations.selectors import FLAGS
+from conversations.selectors.audited import (
+    conversation_list_read,
+    conversation_read,
+    tool_call_read,
+)
+from conversations.selectors.folded import turn_parts_read
 from conversations.selectors.listing import SORT_LABELS
-from conversations.workspace.search import KIND_LABELS
-from retention.reads import audit_log_read, open_requests_read
+from conversations.selectors.search import KIND_LABELS
+from retention.selectors.audited import audit_log_read, open_requests_read
 
 from .forms import AuditFilterForm, ConversationFilterForm, TimeZoneForm
 from .markdown import render_markdown

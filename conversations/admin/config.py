@@ -31,8 +31,8 @@ from ..models import (
 )
 from ..projection.policies import field_policies
 from ..projection.project import PATH_RE, Rule
-from ..reads import exchange_preview_read
 from ..selectors import exchanges_for_preview
+from ..selectors.audited import exchange_preview_read
 from ..services import (
     field_policies_save,
     field_policy_delete,

@@ -14,8 +14,9 @@ asked, without showing any reasoning.
 - ``rollups.py``: hourly rollups, added by ingest and subtracted by erasure in their transactions;
 - ``alerts.py``: alert rules evaluated by ``manage.py monitoring_tick`` (its own beat entry), the
   notifications (webhook, e-mail) kept until delivered;
-- ``reads.py``: the model page, the alert pages and the readiness report (read services: the
-  audit row last);
+- ``selectors/``: the rollups summed and counted (``__init__``), and ``audited.py``: the model
+  page, the alert pages and the readiness report (each checks access and writes its audit row
+  last);
 - ``probe.py``: the two mis-sized requests of ``manage.py probe_allowance``.
 
 To add a metric an alert can watch: one ``AlertMetric`` in ``metrics.METRICS`` (its value from

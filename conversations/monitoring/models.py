@@ -4,7 +4,8 @@ Registered with the ``conversations`` app (``conversations/models.py`` imports t
 Django finds the models and migrations live in ``conversations/migrations``). Nothing here holds a
 conversation id or any text of a conversation: a rollup is counts, an alert names its rule and
 scope, and the conversations behind a firing are looked up at read time, under the reader's
-queues (``reads.py``), so an erasure never has to touch these tables beyond the rollup counts.
+queues (``selectors/audited.py``), so an erasure never has to touch these tables beyond the
+rollup counts.
 """
 
 from __future__ import annotations

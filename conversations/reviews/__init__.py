@@ -24,7 +24,7 @@ read-time view for one person, for one conversation, for a stated purpose, never
   A per-user advisory lock makes the count and the new row one step, so two tabs cannot both
   slip under the limit.
 
-Layout: ``grants.py`` (grants, the live check, the oversight lists), ``read.py`` (the read, its
+Layout: ``grants.py`` (grants, the live check, the oversight lists), ``selectors.py`` (the read, its
 limits and alerts), ``reasoning.py`` (the one way to the reasoning of a stored message),
 ``provider.py`` (the HTTP client of the provider's retrieve endpoint). Import from the package:
 ``from conversations.reviews import review_read``.
@@ -49,7 +49,7 @@ from .grants import (
     review_grants_recent,
     review_permission,
 )
-from .read import (
+from .selectors import (
     MAX_FETCHES,
     Review,
     ReviewNotAllowed,

@@ -9,7 +9,7 @@ provider, which path, which key and header are the format's (its profile's ``tra
 (which may hold the very content that must not be logged).
 
 To add a provider: give its format's profile a ``transport`` and a ``summary``; the caller
-(``read.py``) asks the profile which exchanges need a fetch.
+(``selectors.py``) asks the profile which exchanges need a fetch.
 """
 
 from __future__ import annotations

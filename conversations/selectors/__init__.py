@@ -1,11 +1,19 @@
-"""Reads of the conversation store: querysets and values already tuned for their page or endpoint.
+"""Every read of the conversation store (selectors, as every room names its reads).
+
+The queries, tuned for their page or endpoint, exported here:
 
 - ``pages.py``: the conversation page (messages, blocks, exchanges, events in a fixed number of
   queries), the replay's decrypted raws, small lookups;
 - ``listing.py``: the conversation list (filters, keyset pages, counts, row extras, choices);
-- ``preview.py``: the field-policy preview.
+- ``search.py``: the one search box (what was pasted, looked up as what it most likely is);
+- ``preview.py``: the field-policy preview; ``prices.py``: the price of an exchange's tokens.
 
-Import from the package (``from conversations.selectors import conversation_list``).
+The audited selectors, which a page calls once: ``audited.py`` (the list, a conversation, its
+tool calls, review grants, the live list) and ``folded.py`` (a long turn's folded calls). Each
+checks access, runs the queries and writes its audit row last; they sit above the services and
+the sharing room (the layers contract in ``pyproject.toml``), so they are imported from their
+modules, never from this package (``from conversations.selectors.audited import
+conversation_read``).
 """
 
 from .listing import (

@@ -18,6 +18,7 @@ from django.db.models.functions import JSONObject, Left
 from .. import bounds
 from ..models import Block, Conversation, Exchange
 from .pages import MANY_TOOL_CALLS
+from .search import TICKET_LABEL, identifier_filter
 
 
 @dataclass(frozen=True)
@@ -33,7 +34,7 @@ class ListFilters:
     until: datetime | None = None
     q: str = ""
     after: str = ""
-    # The agent's workspace (workspace/search.py, workspace/status.py): what a pasted query
+    # The agent's workspace (selectors/search.py, workspace/status.py): what a pasted query
     # matched exactly, where the conversation stands, and the cursor of the newer page.
     conversation: str = ""
     ticket: str = ""
@@ -200,12 +201,8 @@ def _filtered(visible: QuerySet[Conversation], filters: ListFilters) -> QuerySet
     if filters.conversation:
         qs = qs.filter(external_id=filters.conversation)
     if filters.ticket:
-        from ..workspace.search import TICKET_LABEL
-
         qs = qs.alias(ticket=KT(f"labels__{TICKET_LABEL}")).filter(ticket=filters.ticket)
     if filters.identifier:
-        from ..workspace.search import identifier_filter
-
         # IN (...) rather than EXISTS: the GIN index finds the few conversations first.
         carrying = Block.objects.filter(identifier_filter(filters.identifier))
         qs = qs.filter(pk__in=carrying.values("conversation_id"))

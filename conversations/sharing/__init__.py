@@ -10,8 +10,8 @@
 - ``notes.py``: work notes ("Looked up order {order_id}: {status}"), templated per tool by admins
   over fields every viewer may see; ``annotate`` puts them on a timeline's tool calls, and
   ``work_note`` is the one function the trail, the export, the share page and the live view call.
-- ``reads.py``: the read services (export, opening a share link, the links of a conversation and
-  for compliance), each writing its audit row last.
+- ``selectors.py``: the audited selectors (export, opening a share link, the links of a
+  conversation and for compliance), each writing its audit row last.
 - ``ratelimit.py``: the share page's counter in the shared cache (Redis).
 
 To add an export format: a renderer in ``transcript.py: RENDERERS`` (over ``Transcript``, never

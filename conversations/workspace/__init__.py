@@ -2,13 +2,11 @@
 
 - ``status.py``: where a conversation stands (open, escalated, resolved, abandoned), folded from
   its events; ``conversation_record_event`` keeps ``Conversation.status`` up to date with it.
-- ``search.py``: the one search box. What was pasted is looked up as a backend conversation id,
-  a ticket reference (``labels.ticket``), a customer id and an identifier kept by a policy (one
-  query), else searched as words of the visible text.
 - ``timeline.py``: a conversation page as a person reads it: turns with their times, each tool
   call joined with its result, the exchange that produced a turn beside it, events in sentences.
 - ``words.py``: provider strings (finish reasons, tool states, server tools) in plain words.
 
-Pure functions over rows the selectors fetched: nothing here queries the database except
-``search.py``'s lookup, so a page's query count stays what its read service pins.
+Pure functions over rows the selectors fetched: nothing here queries the database (the search
+box's lookup is ``selectors/search.py``), so a page's query count stays what its audited selector
+pins.
 """

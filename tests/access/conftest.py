@@ -16,7 +16,7 @@ from django.utils import timezone
 from conversations.models import Conversation
 from conversations.reviews import review_grant_create, review_read
 from conversations.sharing.links import share_link_create, share_link_revoke
-from conversations.sharing.reads import conversation_export_read, share_open_read
+from conversations.sharing.selectors import conversation_export_read, share_open_read
 from retention.services import legal_hold_place
 from tests.console.conftest import exchange, ingest
 from tests.factories import UserFactory, roles

@@ -13,7 +13,7 @@ import pytest
 from django.db import transaction
 
 from conversations.models import Exchange
-from conversations.reads import conversation_read
+from conversations.selectors.audited import conversation_read
 from conversations.sharing.services import share_link_create, share_link_revoke
 from retention.services import deletion_request_submit
 from tests.conversation_page.world import (

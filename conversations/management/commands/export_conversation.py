@@ -1,6 +1,6 @@
 """``manage.py export_conversation ID --format md|txt|json``: a conversation as text, for a ticket.
 
-The same read as the page's download (``sharing.reads.conversation_export_read``): visible text,
+The same read as the page's download (``sharing.selectors.conversation_export_read``): visible text,
 the trail at identifier/status level and the work notes, as an agent without
 ``view_restricted_fields`` sees them; never reasoning or dropped fields. Audited (the system as
 the actor, the format in the row)."""
@@ -14,7 +14,7 @@ from django.http import Http404
 
 from conversations.management.arguments import text
 from conversations.selectors import conversation_by_external_id
-from conversations.sharing.reads import conversation_export_read
+from conversations.sharing.selectors import conversation_export_read
 from conversations.sharing.transcript import FORMATS
 
 

@@ -1,7 +1,7 @@
 """The read service of a long turn's folded calls (``workspace/folds.py``): the conversation
 page shows a turn of many tool calls by its first and last calls and a count; this returns the
 calls between, ``folds.PART_CHUNK`` parts at a time, as ``user`` may see them. Shaped like the
-page's own read (``reads.conversation_read``): access (404 for missing and forbidden alike), the
+page's own read (``audited.conversation_read``): access (404 for missing and forbidden alike), the
 same selector, the audit row last."""
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from django.http import Http404
 
 import audit
 
-from .models import Conversation
-from .permissions import access_conversation, require_reader
-from .selectors import conversation_page
-from .sharing.notes import annotate, note_templates
-from .workspace.folds import fold_chunk, fold_timeline
-from .workspace.timeline import Part, build_timeline
+from ..models import Conversation
+from ..permissions import access_conversation, require_reader
+from ..selectors import conversation_page
+from ..sharing.notes import annotate, note_templates
+from ..workspace.folds import fold_chunk, fold_timeline
+from ..workspace.timeline import Part, build_timeline
 
 
 @dataclass(frozen=True)

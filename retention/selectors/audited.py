@@ -1,6 +1,6 @@
-"""Read services of the compliance pages: deletion requests, their preview, legal holds and the
-audit log. Shaped like ``conversations.reads``: access first (compliance staff and console
-admins; anyone else gets ``Http404``, like a page that does not exist), then the tuned
+"""The audited selectors of the compliance pages: deletion requests, their preview, legal holds and
+the audit log. Shaped like ``conversations.selectors.audited``: access first (compliance staff and
+console admins; anyone else gets ``Http404``, like a page that does not exist), then the tuned
 selectors, then the audit row as the last statement of the transaction; a plain dataclass back,
 rendered by the view after the commit.
 
@@ -24,8 +24,8 @@ from audit.selectors import AuditFilters, audit_events
 from conversations.models import Conversation
 from conversations.permissions import require_compliance, require_reader
 
-from .models import DeletionRequest, LegalHold, Receipt, Tombstone
-from .selectors import (
+from ..models import DeletionRequest, LegalHold, Receipt, Tombstone
+from ..selectors import (
     Sla,
     active_holds_covering,
     deletion_request_sla,
@@ -33,8 +33,8 @@ from .selectors import (
     legal_holds,
     open_requests_for,
 )
-from .services import deletion_preview, receipt_verify
-from .stores import StoreRow, store_rows
+from ..services import deletion_preview, receipt_verify
+from ..stores import StoreRow, store_rows
 
 __all__ = [
     "AuditLog",

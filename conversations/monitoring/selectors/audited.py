@@ -1,5 +1,5 @@
-"""Read services of the signals' pages: access (the reader's queues), the rollups, the audit row
-last (the shape of ``conversations/reads.py``).
+"""The audited selectors of the signals' pages: access (the reader's queues), the rollups, the
+audit row last (the shape of ``conversations/selectors/audited.py``).
 
 A signals page shows numbers about many conversations, so it is a read like a list: only the
 queues the reader may see count (a queue one may not see is a 404, like a missing one), and each
@@ -21,14 +21,14 @@ from django.utils.safestring import SafeString
 
 import audit
 
-from ..formats.profile import FINISH_ORDER, Finish
-from ..models import Conversation, Exchange
-from ..permissions import require_reader, visible_queues
-from . import charts, sketches
-from .metrics import behind, shown
-from .models import Alert, AlertEvent, AlertRule, ModelPrice
-from .readiness import Readiness, reasoning_readiness
-from .selectors import Sums, rollup_tokens_by_day, rollups_summed
+from ...formats.profile import FINISH_ORDER, Finish
+from ...models import Conversation, Exchange
+from ...permissions import require_reader, visible_queues
+from .. import charts, sketches
+from ..metrics import behind, shown
+from ..models import Alert, AlertEvent, AlertRule, ModelPrice
+from ..readiness import Readiness, reasoning_readiness
+from ..selectors import Sums, rollup_tokens_by_day, rollups_summed
 
 # The model page's words of the five finish kinds (``formats.profile.Finish``), in the rollup's
 # column order (``FINISH_ORDER``).

@@ -1,6 +1,6 @@
-"""The read services of what leaves the console: the export, a share link's opening, the links
-of a conversation and for compliance. Shaped like ``conversations.reads``: access (404 for
-missing and forbidden alike), the selectors, the transcript built from the one timeline, the
+"""The audited selectors of what leaves the console: the export, a share link's opening, the links
+of a conversation and for compliance. Shaped like ``conversations.selectors.audited``: access (404
+for missing and forbidden alike), the selectors, the transcript built from the one timeline, the
 audit row as the very last statement, a plain value returned."""
 
 from __future__ import annotations

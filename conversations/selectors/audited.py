@@ -1,4 +1,4 @@
-"""Read services of the console's conversation pages: access, the tuned selectors, the audit row.
+"""The audited selectors of the conversation pages: access, the tuned queries, the audit row.
 
 Each page's data comes from one function here, shaped like ``reviews.review_read``:
 
@@ -27,9 +27,9 @@ from django.utils import timezone
 
 import audit
 
-from .cache_errors import CACHE_ERRORS
-from .live import state as live_state
-from .models import (
+from ..cache_errors import CACHE_ERRORS
+from ..live import state as live_state
+from ..models import (
     Conversation,
     Exchange,
     ReviewAccessRequest,
@@ -37,7 +37,7 @@ from .models import (
     ReviewGrant,
     ShareLink,
 )
-from .permissions import (
+from ..permissions import (
     access_conversation,
     is_console_admin,
     require_compliance,
@@ -45,11 +45,11 @@ from .permissions import (
     visible_conversations,
     visible_queues,
 )
-from .projection.project import Rule
-from .reviews import review_alerts_recent, review_grant_live, review_grants_recent
-from .reviews.access import review_access_mine
-from .reviews.grants import is_reviewer
-from .selectors import (
+from ..projection.project import Rule
+from ..reviews import review_alerts_recent, review_grant_live, review_grants_recent
+from ..reviews.access import review_access_mine
+from ..reviews.grants import is_reviewer
+from ..selectors import (
     BranchLink,
     ConversationPage,
     ListFilters,
@@ -64,14 +64,14 @@ from .selectors import (
     exchange_choices,
     exchange_preview,
 )
-from .sharing.notes import annotate, note_templates
-from .sharing.reads import share_links_of
-from .workspace.customer import OTHERS, CustomerPanel, customer_panel
-from .workspace.folds import fold_timeline
-from .workspace.search import WORDS, Found, Ticket, narrowed, resolve, ticket_of
-from .workspace.status import ESCALATED
-from .workspace.timeline import Timeline, ToolCall, build_timeline
-from .workspace.waterfall import Waterfall, build_waterfall
+from ..selectors.search import WORDS, Found, Ticket, narrowed, resolve, ticket_of
+from ..sharing.notes import annotate, note_templates
+from ..sharing.selectors import share_links_of
+from ..workspace.customer import OTHERS, CustomerPanel, customer_panel
+from ..workspace.folds import fold_timeline
+from ..workspace.status import ESCALATED
+from ..workspace.timeline import Timeline, ToolCall, build_timeline
+from ..workspace.waterfall import Waterfall, build_waterfall
 
 __all__ = [
     "ConversationList",
@@ -98,7 +98,7 @@ class ConversationList:
     rows: list[Conversation]
     next_cursor: str | None  # the older page
     audit_id: int
-    # What the search box's query was taken as (workspace/search.py), and the conversation to
+    # What the search box's query was taken as (selectors/search.py), and the conversation to
     # go straight to when it named exactly one.
     found: Found | None = None
     go_to: int | None = None
@@ -145,7 +145,7 @@ def conversation_list_read(
     """One page of the conversations ``user`` may see. ``used``: the names of the filters that
     were set, for the audit row (never their values: a customer id is an external id).
 
-    ``filters.q`` is the search box: looked up first as an exact id (``workspace.search``;
+    ``filters.q`` is the search box: looked up first as an exact id (``selectors.search``;
     ``match`` forces what it is taken as). A conversation id, or a ticket only one conversation
     carries, comes back as ``go_to`` with no list read; anything else narrows the list."""
     require_reader(user)

@@ -1,5 +1,6 @@
-"""Rollups summed: over shards, hours and whatever the reader groups by (three statements: the
-counts, the histograms, the sketches' bins)."""
+"""Selectors of the signals: rollups summed over shards, hours and whatever the reader groups by
+(three statements: the counts, the histograms, the sketches' bins). The pages' audited
+selectors, which call these, are ``audited.py``."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from typing import Any
 
 from django.db import connection
 
-from . import buckets, sketches
-from .facts import FINISHES
-from .models import Rollup
-from .rollups import ARRAYS, SKETCHES, SUMS
-from .sketches import Bins
+from .. import buckets, sketches
+from ..facts import FINISHES
+from ..models import Rollup
+from ..rollups import ARRAYS, SKETCHES, SUMS
+from ..sketches import Bins
 
 _TABLE = Rollup._meta.db_table
 _GROUPS = {"queue", "served_model", "requested_model", "hour"}

@@ -1,4 +1,5 @@
-"""Reads of deletion requests, receipts and legal holds, for the compliance pages and the API.
+"""Selectors of deletion requests, receipts and legal holds, for the compliance pages and the API
+(the pages' audited selectors, which call these, are ``audited.py``).
 
 The SLA of a request is measured against its legal deadline (``services.legal_deadline``: one
 month from receipt), not against its due date (when the clock may execute it).
@@ -14,8 +15,8 @@ from django.utils import timezone
 
 from audit import subject_hash
 
-from .models import DeletionRequest, LegalHold
-from .services import legal_deadline
+from ..models import DeletionRequest, LegalHold
+from ..services import legal_deadline
 
 __all__ = [
     "DUE_SOON",
