@@ -126,7 +126,7 @@ def seed_rollups(exchanges: int) -> int:
     from django.db import connection
     from django.utils import timezone
 
-    from conversations.monitoring.models import Rollup
+    from conversations.models import Rollup
     from conversations.monitoring.rollups import hour_of
 
     end = hour_of(timezone.now()) - timedelta(hours=1)  # the sample owns the current hour
@@ -182,9 +182,8 @@ def main(argv: list[str] | None = None) -> int:
     from django.utils import timezone
 
     from conversations.demo import demo_bodies
-    from conversations.models import Queue
+    from conversations.models import AlertRule, Queue, Rollup
     from conversations.monitoring.alerts import monitoring_tick
-    from conversations.monitoring.models import AlertRule, Rollup
     from conversations.monitoring.rollups import hour_of, rollups_compact
     from conversations.monitoring.selectors.audited import model_page_read
 

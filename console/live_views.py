@@ -48,6 +48,14 @@ def _last_event_id(request: HttpRequest) -> int:
 _streams: collections.Counter[str] = collections.Counter()
 
 
+def _give_back(session: str) -> None:
+    """One of the session's streams ended (or never started): a session holding none leaves
+    the counter, so it does not grow with every session ever seen."""
+    _streams[session] -= 1
+    if _streams[session] <= 0:
+        del _streams[session]
+
+
 async def _relay(pk: int, after: int, session: str = "") -> AsyncIterator[bytes]:
     """The hub's relay, counted in the viewers' gauge and in its session's streams while it
     streams."""
@@ -58,9 +66,7 @@ async def _relay(pk: int, after: int, session: str = "") -> AsyncIterator[bytes]
                 yield frame
     finally:
         LIVE_VIEWERS.dec()
-        _streams[session] -= 1
-        if _streams[session] <= 0:
-            del _streams[session]
+        _give_back(session)
 
 
 def _too_many_streams() -> JsonResponse:
@@ -105,7 +111,7 @@ async def conversation_live(request: HttpRequest, pk: int) -> HttpResponseBase:
     try:
         await sync_to_async(_subscribe)(user, pk)
     except BaseException:
-        _streams[session] -= 1
+        _give_back(session)
         raise
     response = StreamingHttpResponse(_relay(pk, _last_event_id(request), session))
     response["Content-Type"] = "text/event-stream; charset=utf-8"
@@ -158,6 +164,4 @@ async def _counted(frames: AsyncIterator[bytes], session: str) -> AsyncIterator[
         async for frame in frames:
             yield frame
     finally:
-        _streams[session] -= 1
-        if _streams[session] <= 0:
-            del _streams[session]
+        _give_back(session)

@@ -39,7 +39,7 @@ def valid_zone(name: Any) -> str | None:
     return name if isinstance(name, str) and name in zones() else None
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def user_preference_update(*, user: Any, time_zone: str) -> UserPreference:
     """Set (or, with "", clear: follow the browser) the zone ``user``'s pages use. Audited
     (``preference.changed``). Raises ValueError for a zone that does not exist."""

@@ -198,7 +198,7 @@ def _idempotent_result(
     return Ingested.from_json(stored.response)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def conversation_record_event(
     *, conversation: Conversation, type: str, at: datetime, value: Any
 ) -> ConversationEvent:
@@ -234,7 +234,7 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def service_token_create(
     *, name: str, scope: str = ServiceToken.Scope.INGEST, actor: Any = None
 ) -> tuple[ServiceToken, str]:
@@ -330,7 +330,7 @@ def field_policy_save(*, policy: FieldPolicy, actor: Any = None) -> Reprojection
     return _policies_changed(change="saved", description=str(policy), actor=actor)
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def conversation_review_ask(
     *, actor: Any, conversation_id: int, purpose: str, reference: str, days: int
 ) -> Any:

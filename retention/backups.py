@@ -103,6 +103,6 @@ def restore_reconcile(*, dry_run: bool = False) -> tuple[list[int], int]:
     for pk in keyless:
         counts, _ = conversation_erase(pk)
         rows += sum(n for per in counts.values() for n in per.values())
-    with transaction.atomic():
+    with transaction.atomic(durable=True):
         audit.record("restore.reconciled", conversations=len(keyless), rows=rows)
     return keyless, rows

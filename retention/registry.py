@@ -34,11 +34,11 @@ from conversations.models import (
     Exchange,
     IdempotencyKey,
     Message,
+    Notification,
     ReviewAccessRequest,
     ReviewGrant,
     ShareLink,
 )
-from conversations.monitoring.models import Notification
 from conversations.monitoring.rollups import rollups_subtract
 
 from .models import RetentionClass

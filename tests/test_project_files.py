@@ -6,6 +6,7 @@ import re
 import shlex
 from pathlib import Path
 
+import pytest
 import yaml
 from django.core.management import get_commands
 
@@ -144,3 +145,32 @@ def test_deploy_checks_are_clean_under_production_settings() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
+
+
+def env_variables_read(settings_text: str) -> set[str]:
+    """Every environment variable ``console/settings.py`` reads (``env.<type>("NAME", ...)``)."""
+    return set(re.findall(r'env(?:\.\w+)?\(\s*"([A-Z][A-Z_0-9]*)"', settings_text))
+
+
+def env_variables_listed(example_text: str) -> set[str]:
+    """Every variable ``.env.example`` sets or shows commented out (``# NAME=...``)."""
+    return set(re.findall(r"^#? ?([A-Z][A-Z_0-9]*)=", example_text, re.M))
+
+
+def test_env_example_lists_every_setting_read_from_the_environment() -> None:
+    read = env_variables_read((ROOT / "console" / "settings.py").read_text())
+    listed = env_variables_listed((ROOT / ".env.example").read_text())
+    assert len(read) > 50
+    assert sorted(read - listed) == [], "settings missing from .env.example"
+    # prometheus-client reads its directory from the process environment itself.
+    others = {"PROMETHEUS_MULTIPROC_DIR"}
+    assert sorted(listed - read - others) == [], ".env.example names what nothing reads"
+    # The check itself sees a variable left out.
+    assert env_variables_read('X = env.int("NEW_SETTING", default=1)') - listed == {"NEW_SETTING"}
+
+
+@pytest.mark.django_db
+def test_every_model_change_has_its_migration() -> None:
+    from django.core.management import call_command
+
+    call_command("makemigrations", "--check", "--dry-run", verbosity=0)

@@ -9,8 +9,7 @@ from django.contrib import admin
 from django.db import models
 from django.http import HttpRequest
 
-from ..monitoring.alerts import model_price_delete, model_price_save, rule_delete, rule_save
-from ..monitoring.models import (
+from ..models import (
     Alert,
     AlertEvent,
     AlertRule,
@@ -18,6 +17,7 @@ from ..monitoring.models import (
     ModelPrice,
     Notification,
 )
+from ..monitoring.alerts import model_price_delete, model_price_save, rule_delete, rule_save
 from .base import AuditedAdmin, ReadOnlyAdmin
 
 
@@ -29,7 +29,7 @@ def _known_queues() -> list[str]:
 
 def _known_snapshots() -> list[str]:
     """The served snapshots the signals have counted (the rollups' index leads with them)."""
-    from ..monitoring.models import Rollup
+    from ..models import Rollup
 
     return list(
         Rollup.objects.exclude(served_model="")
@@ -112,8 +112,7 @@ class AlertRuleAdmin(AuditedAdmin):
     def get_queryset(self, request: HttpRequest) -> Any:
         from django.db.models import Exists, OuterRef
 
-        from ..models import Queue
-        from ..monitoring.models import Rollup
+        from ..models import Queue, Rollup
 
         return (
             super()

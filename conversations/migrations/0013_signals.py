@@ -4,7 +4,7 @@ import django.contrib.postgres.fields
 import django.db.models.deletion
 from django.db import migrations, models
 
-import conversations.monitoring.models
+import conversations.models.monitoring
 
 
 class Migration(migrations.Migration):
@@ -336,7 +336,7 @@ class Migration(migrations.Migration):
                     "finishes",
                     django.contrib.postgres.fields.ArrayField(
                         base_field=models.BigIntegerField(),
-                        default=conversations.monitoring.models._finishes,
+                        default=conversations.models.monitoring._finishes,
                         help_text="('stop', 'length', 'tool_use', 'refusal', 'other')",
                         size=None,
                     ),
@@ -358,7 +358,7 @@ class Migration(migrations.Migration):
                     "output_hist",
                     django.contrib.postgres.fields.ArrayField(
                         base_field=models.BigIntegerField(),
-                        default=conversations.monitoring.models._hist,
+                        default=conversations.models.monitoring._hist,
                         size=None,
                     ),
                 ),
@@ -366,7 +366,7 @@ class Migration(migrations.Migration):
                     "reasoning_hist",
                     django.contrib.postgres.fields.ArrayField(
                         base_field=models.BigIntegerField(),
-                        default=conversations.monitoring.models._hist,
+                        default=conversations.models.monitoring._hist,
                         size=None,
                     ),
                 ),
@@ -374,7 +374,7 @@ class Migration(migrations.Migration):
                     "latency_hist",
                     django.contrib.postgres.fields.ArrayField(
                         base_field=models.BigIntegerField(),
-                        default=conversations.monitoring.models._hist,
+                        default=conversations.models.monitoring._hist,
                         size=None,
                     ),
                 ),
@@ -383,7 +383,7 @@ class Migration(migrations.Migration):
                     "tool_calls_hist",
                     django.contrib.postgres.fields.ArrayField(
                         base_field=models.BigIntegerField(),
-                        default=conversations.monitoring.models._hist,
+                        default=conversations.models.monitoring._hist,
                         size=None,
                     ),
                 ),

@@ -31,10 +31,10 @@ from django.utils import timezone
 
 import audit
 
+from ..models import Alert, AlertEvent, AlertRule, ModelPrice, Notification
 from .delivery import notifications_deliver
 from .destinations import recipients
 from .metrics import metric
-from .models import Alert, AlertEvent, AlertRule, ModelPrice, Notification
 from .rollups import hour_of, rollups_compact
 from .selectors import rollups_summed
 
@@ -178,7 +178,7 @@ def monitoring_tick(*, now: datetime | None = None, quick_retries: int = 2) -> T
     done = hour_of(now) - timedelta(hours=2)
     rollups_compact(before=done, after=done - timedelta(days=7))
     for rule_id in AlertRule.objects.filter(enabled=True).values_list("pk", flat=True):
-        with transaction.atomic():
+        with transaction.atomic(durable=True):
             rule = AlertRule.objects.select_for_update(skip_locked=True).filter(pk=rule_id).first()
             if rule is None:
                 continue  # another tick is evaluating it

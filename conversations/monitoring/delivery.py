@@ -35,10 +35,10 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
+from ..models import Alert, AlertRule, Notification
 from ..reviews.notify import review_request_payload
 from .destinations import Refused, validate_recipients, webhook_target
 from .metrics import shown
-from .models import Alert, AlertRule, Notification
 
 
 def signature(secret: str, timestamp: str, body: bytes) -> str:

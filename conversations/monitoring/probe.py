@@ -30,7 +30,7 @@ from django.utils import timezone
 from ..formats import profile
 from ..formats.profile import Transport
 from ..formats.registry import FormatError, get
-from .models import AllowanceProbe
+from ..models import AllowanceProbe
 
 BUDGET = 1024
 QUESTION = "In one sentence: why is the sky blue?"

@@ -29,9 +29,8 @@ from typing import Any
 
 from django.db.models import Aggregate, Count, FloatField, Max, Q, QuerySet, Sum
 
-from ..models import ConversationEvent, Exchange
+from ..models import AllowanceProbe, ConversationEvent, Exchange, ModelPrice
 from . import sketches
-from .models import AllowanceProbe, ModelPrice
 from .selectors import Sums, rollups_summed
 
 HEADROOM = 1.25

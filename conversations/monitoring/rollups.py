@@ -32,10 +32,9 @@ from typing import TYPE_CHECKING, Any
 from django.db import connection, transaction
 
 from ..keystore.keys import decrypt_message
-from ..models import Exchange, Message
+from ..models import Exchange, Message, Rollup
 from . import buckets, sketches
 from .facts import FINISHES, finish_kind
-from .models import Rollup
 from .rewrites import EDITED, KINDS, classify, seen
 from .sketches import Bins
 
@@ -296,7 +295,7 @@ def rollups_subtract(*, conversation_ids: Sequence[int]) -> None:
         _apply(cur, {(*k[:4], shards.get(k[:4], 0)): d for k, d in deltas.items()})
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def rollups_rebuild() -> int:
     """Recompute every rollup from the stored exchanges (after a restore, or to check them)."""
     Rollup.objects.all().delete()

@@ -24,7 +24,7 @@ from .project import Policies, ToolNames, project_blocks
 from .stored import stored_messages
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def conversation_reproject(*, conversation_id: int, policies: Policies) -> int:
     """Rebuild one conversation's Block rows from its verbatim store under ``policies``.
 

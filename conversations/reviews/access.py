@@ -77,7 +77,7 @@ def review_access_request(
     return row
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def review_access_decide(*, actor: Any, request_id: int, approve: bool) -> ReviewAccessRequest:
     """Approve (the grant is given from now for the days asked) or deny a pending request."""
     if not may_decide(actor):

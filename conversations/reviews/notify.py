@@ -1,7 +1,7 @@
 """Telling the deciders that a reviewer asked for review access.
 
 A new request queues one notification per channel in the transaction that stores it, in the
-signals' outbox (``monitoring.models.Notification``): an e-mail to each person who may decide it
+signals' outbox (``models.Notification``): an e-mail to each person who may decide it
 and has an address (``review_deciders``: compliance staff and admins, never the asker),
 and a webhook to ``REVIEW_REQUESTS_WEBHOOK_URL`` when set. The signals' delivery sends them after
 the commit, each on its own, outside any transaction, with the same checks (a webhook address is
@@ -23,8 +23,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from ..models import ReviewAccessRequest
-from ..monitoring.models import Notification
+from ..models import Notification, ReviewAccessRequest
 
 # Who decides a review request: the same people as ``permissions.is_compliance`` (compliance
 # staff, console admins, superusers), named here because the reviews room sits below the

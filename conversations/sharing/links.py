@@ -103,7 +103,7 @@ def link_tokens(links: list[ShareLink]) -> dict[int, str]:
     }
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def share_link_create(
     *, actor: Any, conversation_id: int, days: int | None = None
 ) -> tuple[ShareLink, str]:
@@ -144,7 +144,7 @@ def share_link_create(
     return link, token
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def share_link_revoke(*, actor: Any, link_id: int) -> ShareLink:
     """Revoke now (a link already revoked stays as it was): anyone who may read the
     conversation, and compliance staff. 404 for a link one may not see, like a missing one."""

@@ -139,7 +139,7 @@ def retention_tick(*, now: datetime | None = None, limit: int = 50) -> dict[str,
     done["live_forgotten"] = live_state_sweep()
     if sweep is not None:
         sweep.refresh_from_db()
-        with transaction.atomic():
+        with transaction.atomic(durable=True):
             audit.record(
                 "retention.swept",
                 conversations=sweep.conversations_erased,

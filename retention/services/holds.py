@@ -39,7 +39,7 @@ def hold_for(
     return None
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def legal_hold_place(
     *,
     scope: str,
@@ -96,7 +96,7 @@ def legal_hold_place(
     return hold
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def legal_hold_release(*, hold: LegalHold | int, reason: str, actor: Any = None) -> LegalHold:
     """Release a hold (or the hold of that id: ``LegalHold.DoesNotExist`` when there is none);
     the requests it blocked go back to pending, for the next tick. Releasing a released hold

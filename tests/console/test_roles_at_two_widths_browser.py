@@ -32,9 +32,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
-from conversations.models import Block, Conversation, Exchange
+from conversations.models import Alert, Block, Conversation, Exchange
 from conversations.monitoring.alerts import monitoring_tick
-from conversations.monitoring.models import Alert
 from tests.console.test_browser import CHROMIUM, CHROMIUM_ARGS, PASSWORD, PageProblems
 from tests.factories import UserFactory
 

@@ -28,7 +28,7 @@ def shipped_rules(request: Any) -> None:
         if marker is None:
             return
         request.getfixturevalue("db")
-    from conversations.monitoring.models import AlertRule
+    from conversations.models import AlertRule
 
     shipped = importlib.import_module("conversations.migrations.0014_signals_default_rules")
     for rule in shipped.RULES:

@@ -82,8 +82,8 @@ def sonnet_price() -> None:
     """The price table's row for ``SNAPSHOT`` (dollars per million tokens of each kind)."""
     from decimal import Decimal
 
+    from conversations.models import ModelPrice
     from conversations.monitoring.alerts import model_price_save
-    from conversations.monitoring.models import ModelPrice
 
     model_price_save(
         price=ModelPrice(

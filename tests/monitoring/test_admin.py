@@ -11,7 +11,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from audit.models import AuditEvent
-from conversations.monitoring.models import AlertRule, ModelPrice
+from conversations.models import AlertRule, ModelPrice
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 

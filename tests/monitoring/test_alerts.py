@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from django.core import mail
 
+from conversations.models import Alert, AlertEvent, AlertRule, Notification
 from conversations.monitoring.alerts import monitoring_tick, rule_save
-from conversations.monitoring.models import Alert, AlertEvent, AlertRule, Notification
 from tests.monitoring.helpers import assistant, store, text, thinking, tool_result, tool_use, user
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
+from conversations.models import Alert
 from conversations.monitoring.alerts import monitoring_tick
-from conversations.monitoring.models import Alert
 from tests.console import test_browser as tb
 from tests.monitoring.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user
 

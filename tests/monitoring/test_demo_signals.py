@@ -17,10 +17,9 @@ from django.utils import timezone
 
 from conversations.demo import TWIST_QUEUE, demo_bodies
 from conversations.ingest.body import exchange_input
-from conversations.models import Conversation, Exchange
+from conversations.models import Alert, Conversation, Exchange
 from conversations.monitoring.alerts import monitoring_tick
 from conversations.monitoring.metrics import METRICS
-from conversations.monitoring.models import Alert
 from conversations.services import conversation_ingest_exchange
 
 pytestmark = [pytest.mark.django_db(databases="__all__"), pytest.mark.slow]

@@ -29,10 +29,10 @@ from django.test import Client
 from django.utils import timezone
 
 from audit.models import AuditEvent
+from conversations.models import Alert, AlertEvent, AlertRule, Notification
 from conversations.monitoring.alerts import monitoring_tick, rule_save
 from conversations.monitoring.delivery import notifications_deliver
 from conversations.monitoring.destinations import Refused, webhook_target
-from conversations.monitoring.models import Alert, AlertEvent, AlertRule, Notification
 from tests.factories import UserFactory, roles
 
 pytestmark = pytest.mark.django_db

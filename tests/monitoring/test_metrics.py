@@ -19,11 +19,10 @@ from django.utils import timezone
 
 from conversations.formats import formats
 from conversations.formats.profile import FINISH_ORDER, Finish
-from conversations.models import Conversation, Exchange
+from conversations.models import Alert, AlertRule, Conversation, Exchange, Rollup
 from conversations.monitoring import sketches
 from conversations.monitoring.alerts import monitoring_tick
 from conversations.monitoring.metrics import METRICS, behind, shown
-from conversations.monitoring.models import Alert, AlertRule, Rollup
 from conversations.monitoring.rewrites import SEEN
 from conversations.monitoring.rollups import hour_of, rollups_rebuild
 from conversations.monitoring.selectors import rollups_summed

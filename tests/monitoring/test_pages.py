@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from audit.models import AuditEvent
+from conversations.models import Alert, AlertRule
 from conversations.monitoring.alerts import monitoring_tick
-from conversations.monitoring.models import Alert, AlertRule
 from tests.console.conftest import World, client_for
 from tests.console.test_crawl import MARKERS, crawl
 from tests.monitoring.helpers import SNAPSHOT, sonnet_price, store, text, thinking, user

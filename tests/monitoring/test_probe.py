@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 
-from conversations.monitoring.models import AllowanceProbe
+from conversations.models import AllowanceProbe
 from conversations.monitoring.readiness import reasoning_readiness
 
 pytestmark = [pytest.mark.django_db, pytest.mark.slow]

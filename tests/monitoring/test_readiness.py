@@ -11,10 +11,9 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from conversations.models import Conversation, Exchange
+from conversations.models import Conversation, Exchange, ModelPrice
 from conversations.monitoring import buckets
 from conversations.monitoring.alerts import model_price_save
-from conversations.monitoring.models import ModelPrice
 from conversations.monitoring.readiness import recommend
 from conversations.services import conversation_record_event
 from tests.monitoring.helpers import store, text, thinking, user

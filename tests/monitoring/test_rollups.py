@@ -6,10 +6,9 @@ from typing import Any
 
 import pytest
 
-from conversations.models import Conversation, Exchange
+from conversations.models import Conversation, Exchange, Rollup
 from conversations.monitoring import buckets, sketches
 from conversations.monitoring.facts import FINISHES
-from conversations.monitoring.models import Rollup
 from conversations.monitoring.rollups import FIELDS, contribution, rollups_rebuild
 from retention.services.erase import conversation_erase
 from tests.factories import UserFactory, roles

@@ -13,8 +13,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 
+from conversations.models import AlertRule, ModelPrice
 from conversations.monitoring.alerts import rule_save
-from conversations.monitoring.models import AlertRule, ModelPrice
 from tests.factories import ExchangeBodyFactory, ingest
 
 pytestmark = pytest.mark.django_db(databases="__all__")

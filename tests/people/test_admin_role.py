@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from audit.models import AuditEvent
-from conversations.models import FieldPolicy
-from conversations.monitoring.models import AlertRule, ModelPrice
+from conversations.models import AlertRule, FieldPolicy, ModelPrice
 from retention.models import RetentionClass
 from tests.factories import UserFactory, roles
 

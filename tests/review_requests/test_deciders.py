@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 from django.core import mail
 
-from conversations.models import ReviewAccessRequest, ReviewGrant
+from conversations.models import Notification, ReviewAccessRequest, ReviewGrant
 from conversations.monitoring.delivery import notifications_deliver, signature
-from conversations.monitoring.models import Notification
 from conversations.reviews import review_grant_live
 from tests.factories import UserFactory
 from tests.monitoring.test_alerts import Hook

@@ -28,7 +28,7 @@ from .base import (
 )
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def person_invite(
     *,
     username: str,
@@ -73,7 +73,7 @@ def _check_reach(*, user: Any, actor: Any) -> None:
         raise PeopleError(f"{user.username} is a superuser: only a superuser can change them")
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def person_roles_set(*, user: Any, roles: Iterable[str], actor: Any) -> bool:
     """An admin sets a local person's roles. A person from the identity provider has the roles
     its groups give (re-read at every sign-in and at every SCIM change): refused here, so a
@@ -110,7 +110,7 @@ def person_roles_set(*, user: Any, roles: Iterable[str], actor: Any) -> bool:
     return True
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def person_deactivate(*, user: Any, actor: Any, reason: str = "", via: str = "page") -> int:
     """The person cannot sign in any more and every session they hold ends now. Returns the
     number of sessions ended. Refused for a superuser unless a superuser asks, and for the last
@@ -139,7 +139,7 @@ def person_deactivate(*, user: Any, actor: Any, reason: str = "", via: str = "pa
     return ended
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def person_reactivate(*, user: Any, actor: Any) -> bool:
     person = person_of(user)
     if person.deleted_at is not None:

@@ -45,7 +45,7 @@ def _claimed_username(claims: Claims) -> str:
         return f"sso-{claims.subject}"[:USERNAME_MAX]
 
 
-@transaction.atomic
+@transaction.atomic(durable=True)
 def person_sign_in(*, claims: Claims) -> Any:
     """The account a verified sign-in opens: found by the provider's subject, else a SCIM account
     of that user name not yet linked to a subject, else created now (a first sign-in). Its roles

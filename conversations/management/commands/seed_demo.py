@@ -26,10 +26,9 @@ from tqdm import tqdm
 
 from conversations.demo import TWIST_QUEUE, demo_bodies
 from conversations.ingest.body import exchange_input
-from conversations.models import Conversation, FieldPolicy, ToolLink
+from conversations.models import AlertRule, Conversation, FieldPolicy, ToolLink
 from conversations.monitoring.alerts import rule_save
 from conversations.monitoring.metrics import METRICS
-from conversations.monitoring.models import AlertRule
 from conversations.services import conversation_ingest_exchange, field_policy_save
 
 # The demo's conversation ids (conversations/demo.py): a database holding only these is the demo's.

@@ -10,9 +10,9 @@ from typing import Any
 
 from django.db import connection
 
+from ...models import Rollup
 from .. import buckets, sketches
 from ..facts import FINISHES
-from ..models import Rollup
 from ..rollups import ARRAYS, SKETCHES, SUMS
 from ..sketches import Bins
 

@@ -22,11 +22,10 @@ from django.utils.safestring import SafeString
 import audit
 
 from ...formats.profile import FINISH_ORDER, Finish
-from ...models import Conversation, Exchange
+from ...models import Alert, AlertEvent, AlertRule, Conversation, Exchange, ModelPrice
 from ...permissions import require_reader, visible_queues
 from .. import charts, sketches
 from ..metrics import behind, shown
-from ..models import Alert, AlertEvent, AlertRule, ModelPrice
 from ..readiness import Readiness, reasoning_readiness
 from ..selectors import Sums, rollup_tokens_by_day, rollups_summed
 

@@ -5,9 +5,10 @@ encrypted with the conversation's data key (the verbatim store: what replay retu
 byte), and the Blocks projected from it (what human surfaces may show). An Exchange is one provider
 call: its parameters, usage and flags, and the messages it brought. Deliberation (NEVER blocks)
 exists only inside the encrypted raw text; a Block row of class NEVER or UNKNOWN holds its type and
-nothing else. Data keys live in another database (``DataKey``, ``keys.py``).
+nothing else. Data keys live in another database (``keystore.py``).
 
-One piece: Django looks for an app's models in ``models.py``, and these refer to each other.
+One piece: a conversation, its exchanges, messages, blocks and events refer to each other, and
+the settings that shape them (queues, tokens, field policies, tool links) are read beside them.
 """
 
 from __future__ import annotations
@@ -18,13 +19,15 @@ from typing import Any
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 from django.db.models.fields.json import KT
 from guardian.models import GroupObjectPermissionBase, UserObjectPermissionBase
 
-from .blocks import BlockClass
-from .projection.classes import STORAGE_CLASSES
+from ..blocks import BlockClass
+from ..projection.classes import STORAGE_CLASSES
+from ..projection.project import PATH_RE
 
 # Where a conversation stands (``workspace/status.py`` folds its events into one of these).
 STATUS_CHOICES = [
@@ -460,21 +463,6 @@ class IdempotencyKey(models.Model):
         return self.key
 
 
-class DataKey(models.Model):
-    """A conversation's data key, wrapped by a master key. Lives in the ``keys`` database (see
-    ``routers.py``): no foreign key, the conversation is named by its id. Deleting this row makes
-    the conversation's messages unreadable everywhere, backups included."""
-
-    conversation_id = models.BigIntegerField(unique=True)
-    master_key_id = models.CharField(max_length=16)
-    wrapped_key = models.BinaryField()
-    created_at = models.DateTimeField(auto_now_add=True)
-    rewrapped_at = models.DateTimeField(null=True, blank=True)
-
-    def __str__(self) -> str:
-        return f"data key of conversation {self.conversation_id}"
-
-
 class FieldPolicy(models.Model):
     """How one field of a tool's input or result is kept and shown (DESIGN section 4).
 
@@ -516,10 +504,6 @@ class FieldPolicy(models.Model):
         return f"{self.tool_name} {self.side} {self.path}: {self.storage_class}"
 
     def clean(self) -> None:
-        from django.core.exceptions import ValidationError
-
-        from .projection.project import PATH_RE
-
         if not PATH_RE.match(self.path):
             raise ValidationError(
                 {"path": "a JSON path of keys and [*]: $, $.customer.email, $.items[*].sku"}
@@ -569,224 +553,3 @@ class ReprojectionJob(models.Model):
     @property
     def percent(self) -> int:
         return 100 if not self.total else min(100, self.done * 100 // self.total)
-
-
-# --- Reasoning review (DESIGN sections 1 and 2; conversations/reviews.py) ----------------------
-
-# Imported here rather than at the top: this section is appended by the review work, and other
-# work edits the import block at the same time.
-from django.conf import settings  # noqa: E402
-
-
-class ConversationUserObjectPermission(UserObjectPermissionBase):
-    """Object permissions of users on one conversation (``review_reasoning``). A direct foreign
-    key, so a conversation's permissions go with it when it is erased."""
-
-    content_object = models.ForeignKey(Conversation, on_delete=models.CASCADE)
-
-
-class ConversationGroupObjectPermission(GroupObjectPermissionBase):
-    content_object = models.ForeignKey(Conversation, on_delete=models.CASCADE)
-
-
-class ReviewGrant(models.Model):
-    """One reviewer may read one conversation's reasoning, for a stated purpose, until
-    ``expires_at`` (or until revoked). Backed by the guardian object permission
-    ``conversations.review_reasoning`` on the conversation; guardian has no expiry, so the checker
-    (``reviews.review_grant_live``) requires both the permission and a live grant row. Rows are
-    records: revoked or expired, they stay."""
-
-    class Purpose(models.TextChoices):
-        COMPLAINT = "complaint", "customer complaint"
-        INCIDENT = "incident", "incident investigation"
-        SAFETY = "safety", "safety or abuse review"
-        QUALITY = "quality", "model behaviour investigation"
-        LEGAL = "legal", "legal or regulatory request"
-
-    reviewer = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_grants"
-    )
-    conversation = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="review_grants"
-    )
-    purpose = models.CharField(max_length=20, choices=Purpose.choices)
-    reference = models.CharField(max_length=100, help_text="the ticket id of the investigation")
-    granted_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-        help_text="empty: granted by the grant_review command",
-    )
-    granted_at = models.DateTimeField(auto_now_add=True)
-    expires_at = models.DateTimeField()
-    revoked_at = models.DateTimeField(null=True, blank=True)
-    revoked_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="+",
-    )
-
-    class Meta:
-        ordering = ["-granted_at"]
-        indexes = [
-            models.Index(fields=["reviewer", "conversation"], name="review_grant_who_idx"),
-        ]
-
-    def __str__(self) -> str:
-        return f"review grant {self.pk}: user {self.reviewer_id} on {self.conversation_id}"
-
-
-class ReviewAlert(models.Model):
-    """One user reviewed unusually many conversations within a day (more than
-    ``REVIEW_ALERT_THRESHOLD`` distinct ones in 24 hours): one row per user and day, for compliance
-    to look at in the admin. Written in the transaction of the review that crossed the line."""
-
-    reviewer = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_alerts"
-    )
-    day = models.DateField()
-    conversations = models.PositiveIntegerField(
-        help_text="distinct conversations reviewed in the 24 hours before the last review"
-    )
-    threshold = models.PositiveIntegerField(help_text="REVIEW_ALERT_THRESHOLD at the time")
-    raised_at = models.DateTimeField(auto_now_add=True)
-    last_review_at = models.DateTimeField()
-
-    class Meta:
-        ordering = ["-day", "-raised_at"]
-        constraints = [
-            models.UniqueConstraint(fields=["reviewer", "day"], name="review_alert_day_uniq")
-        ]
-
-    def __str__(self) -> str:
-        return f"review alert: user {self.reviewer_id} on {self.day} ({self.conversations})"
-
-
-# --- Sharing and work notes (DESIGN section 12; conversations/sharing/) ------------------------
-
-from django.utils import timezone  # noqa: E402
-
-
-class ReviewAccessRequest(models.Model):
-    """A reviewer asks, from the conversation page, for a review grant on one conversation; those
-    who may give grants see it and approve (which creates the grant) or deny it. Rows are
-    records: decided, they stay. Goes with its conversation."""
-
-    class Status(models.TextChoices):
-        PENDING = "pending"
-        APPROVED = "approved"
-        DENIED = "denied"
-
-    requester = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="review_requests"
-    )
-    conversation = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="review_requests"
-    )
-    purpose = models.CharField(max_length=20, choices=ReviewGrant.Purpose.choices)
-    reference = models.CharField(max_length=100, help_text="the ticket id of the investigation")
-    days = models.PositiveSmallIntegerField(help_text="how long the grant would last")
-    requested_at = models.DateTimeField(auto_now_add=True)
-    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
-    decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    decided_at = models.DateTimeField(null=True, blank=True)
-    grant = models.ForeignKey(
-        ReviewGrant, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-
-    class Meta:
-        ordering = ["-requested_at"]
-        constraints = [
-            models.UniqueConstraint(
-                fields=["requester", "conversation"],
-                condition=models.Q(status="pending"),
-                name="review_request_one_pending",
-            )
-        ]
-
-    def __str__(self) -> str:
-        return f"review request {self.pk}: user {self.requester_id} on {self.conversation_id}"
-
-
-class ShareLink(models.Model):
-    """A read-only link to a conversation's text-only transcript up to ``boundary_sequence`` (the
-    last message stored when it was made). No text is kept here: the page is rendered at each
-    opening through the one projection, so a policy change or an erasure applies to it. The
-    token is signed (``sharing.links``) and only its SHA-256 is stored; the row goes with its
-    conversation (``retention/registry.py``). A legal hold never touches ``expires_at``."""
-
-    conversation = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="share_links"
-    )
-    token_sha256 = models.CharField(max_length=64, unique=True)
-    boundary_sequence = models.PositiveIntegerField(
-        help_text="messages up to this sequence are shown; later ones are not"
-    )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
-    expires_at = models.DateTimeField()
-    revoked_at = models.DateTimeField(null=True, blank=True)
-    revoked_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    opened_count = models.PositiveIntegerField(default=0)
-    last_opened_at = models.DateTimeField(null=True, blank=True)
-    # The token sealed with the conversation's data key, so the conversation page can show the
-    # link again to those who may read it; shredding the key makes it unreadable with the rest.
-    token_ciphertext = models.BinaryField(null=True, blank=True, editable=False)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self) -> str:
-        return f"share link {self.pk} on conversation {self.conversation_id}"
-
-    @property
-    def audit_actor(self) -> str:
-        """How the audit log names the link when it is the actor (an opening has no user)."""
-        return f"share-link:{self.pk}"
-
-    def state(self, now: Any) -> str:
-        if self.revoked_at is not None:
-            return "revoked"
-        return "live" if self.expires_at > now else "expired"
-
-
-class WorkNote(models.Model):
-    """An admin's progress line for one tool, over fields its policies keep and show to
-    everyone ("Looked up order {order_id}: {status}"); never model text
-    (``sharing.notes``)."""
-
-    tool_name = models.CharField(max_length=200, unique=True)
-    template = models.CharField(
-        max_length=300,
-        help_text="{placeholders} name a field's key (order_id, status); only identifier, "
-        "status and display fields may be named",
-    )
-    updated_at = models.DateTimeField(auto_now=True)
-
-    class Meta:
-        ordering = ["tool_name"]
-
-    def __str__(self) -> str:
-        return f"{self.tool_name}: {self.template}"
-
-
-# The signals' tables live in their room and belong to this app (monitoring/models.py).
-from .monitoring.models import (  # noqa: E402, F401
-    Alert,
-    AlertEvent,
-    AlertRule,
-    AllowanceProbe,
-    ModelPrice,
-    Notification,
-    Rollup,
-)

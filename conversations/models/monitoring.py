@@ -1,11 +1,11 @@
 """The signals' tables: hourly rollups, alert rules and their alerts, the price table, probes.
 
-Registered with the ``conversations`` app (``conversations/models.py`` imports this module, so
-Django finds the models and migrations live in ``conversations/migrations``). Nothing here holds a
-conversation id or any text of a conversation: a rollup is counts, an alert names its rule and
-scope, and the conversations behind a firing are looked up at read time, under the reader's
-queues (``selectors/audited.py``), so an erasure never has to touch these tables beyond the
-rollup counts.
+Tables of the signals room (``conversations/monitoring/``), registered with the ``conversations``
+app like every module of this package (their migrations are in ``conversations/migrations``).
+Nothing here holds a conversation id or any text of a conversation: a rollup is counts, an alert
+names its rule and scope, and the conversations behind a firing are looked up at read time, under
+the reader's queues (``monitoring/selectors/audited.py``), so an erasure never has to touch these
+tables beyond the rollup counts.
 """
 
 from __future__ import annotations
@@ -14,10 +14,14 @@ from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import JSONField, Value
 
-from .buckets import SIZE
-from .destinations import validate_no_line_break, validate_recipients, validate_webhook_url
-from .facts import FINISHES
-from .metrics import choices as metric_choices
+from ..monitoring.buckets import SIZE
+from ..monitoring.destinations import (
+    validate_no_line_break,
+    validate_recipients,
+    validate_webhook_url,
+)
+from ..monitoring.facts import FINISHES
+from ..monitoring.metrics import choices as metric_choices
 
 
 def _hist() -> list[int]:
