@@ -8,7 +8,7 @@
   (``bench/console_load.py``): the console's list and conversation pages served **unaudited**:
   the very views of ``console.views``, with ``audit.record`` replaced for the request by a no-op
   (a sync worker serves one request at a time, so no audited request runs meanwhile). Same
-  access checks, read services, selectors, template and transaction; no audit row. What the
+  access checks, audited selectors, selectors, template and transaction; no audit row. What the
   audited pages cost on top of these is the price of the audit log on the request path, and the
   twin follows every change to the pages by construction.
 - ``GET /bench/floor/`` (``bench/console.py``): the least any audited console page does, with

@@ -1,6 +1,6 @@
 """The conversation list as CSV (issue 35): the rows the list's filters, order and bounds select
 (the same query string as the page, so a bookmarked view exports as it shows), up to
-``EXPORT_MAX`` of them, through the list's own read service (access, the one projection's
+``EXPORT_MAX`` of them, through the list's own audited selector (access, the one projection's
 visible text for the last message, the audit row with page "list-export"). Only what the list
 shows: ids, counts, flags, the latest model, the last visible message as the projection redacted
 it; nothing of a reasoning block (the snippet is read from VISIBLE blocks only), and the backend's

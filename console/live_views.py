@@ -1,7 +1,7 @@
 """Live conversations: the SSE stream of a conversation's in-flight exchange, and "Live now".
 
 ``conversation_live`` is a Django async view: it checks access and writes its audit row through
-one read service (``conversation_live_read``, in a thread), then relays the conversation's live
+one audited selector (``conversation_live_read``, in a thread), then relays the conversation's live
 events as ``text/event-stream`` (``conversations/live/hub.py``: the Redis side, shared by the
 streams of one process). A session holds at most ``LIVE_MAX_STREAMS_PER_SESSION`` streams open in
 one web process (429 past it, in the API's error shape). The events are the live filter's
@@ -86,7 +86,7 @@ def _too_many_streams() -> JsonResponse:
 
 
 def _subscribe(user: Any, pk: int) -> int:
-    """The read service, then this thread's database connections back (to the pool, or
+    """The audited selector, then this thread's database connections back (to the pool, or
     closed): a stream lasts as long as the viewer watches, and must hold no connection."""
     try:
         return conversation_live_read(user=user, id=pk)
@@ -106,7 +106,7 @@ async def conversation_live(request: HttpRequest, pk: int) -> HttpResponseBase:
         return HttpResponse(status=204)
     session = hashlib.sha256((request.session.session_key or "").encode()).hexdigest()[:16]
     if _streams[session] >= settings.LIVE_MAX_STREAMS_PER_SESSION:
-        return _too_many_streams()  # before the read service: no audit row for it
+        return _too_many_streams()  # before the audited selector: no audit row for it
     _streams[session] += 1  # (the relay's end gives it back)
     try:
         await sync_to_async(_subscribe)(user, pk)
@@ -140,7 +140,7 @@ def _may_read(user: Any) -> None:
 async def live_now_stream(request: HttpRequest) -> HttpResponseBase:
     """``GET /live/stream``: an SSE ``now`` event whenever the set of live conversations
     changes (``hub.watch_now``), so the Live now page refreshes its list without a reload. It
-    names no conversation (the list comes through ``live_now``'s read service, audited), so it
+    names no conversation (the list comes through ``live_now``'s audited selector, audited), so it
     writes no audit row; it counts among the session's streams like a conversation's."""
     user = await request.auser()
     if not user.is_authenticated:

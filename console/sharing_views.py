@@ -1,6 +1,6 @@
 """Pages of what leaves the console (``conversations/sharing/``): the export download, making
 and revoking share links, the public share page, the compliance list of links. Presentation
-only: the read services and the services do the reading, the writing and the audit rows.
+only: the audited selectors and the services do the reading, the writing and the audit rows.
 
 The share page is opened without login by whoever holds the link: it is never cached
 (``no-store``), never indexed (``X-Robots-Tag`` and the page's ``robots`` meta), sends no

@@ -10,3 +10,11 @@ class ConversationsConfig(AppConfig):
         from . import timestamps
 
         timestamps.connect()
+        # Ingest remembers the queues it has created; a deleted queue is created again by the
+        # next conversation that names it.
+        from django.db.models.signals import post_delete
+
+        from .ingest.store import known_queues_forget
+        from .models import Queue
+
+        post_delete.connect(known_queues_forget, sender=Queue, weak=False)

@@ -80,6 +80,15 @@ def _fresh_guardian_content_types() -> Any:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_known_queues() -> None:
+    """Ingest remembers the queues whose rows it created; a test's rows go with it (rolled back,
+    or truncated by a transactional test's flush, which sends no signal): forget them."""
+    from conversations.ingest.store import known_queues_forget
+
+    known_queues_forget()
+
+
+@pytest.fixture(autouse=True)
 def _fresh_policy_cache() -> None:
     """A test's policies are rolled back with it: no process cache may outlive the test."""
     policies_changed()

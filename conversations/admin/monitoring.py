@@ -250,10 +250,13 @@ class AllowanceProbeAdmin(ReadOnlyAdmin):
 
 @admin.register(Notification)
 class NotificationAdmin(ReadOnlyAdmin):
-    """Each notification's delivery: attempts, the last error (a refused destination, a timeout,
-    a status, an address the mail server refused), when it was delivered. One failing never
-    holds back another (signals/delivery.py)."""
+    """Each notification's delivery (an alert's change of state, or a review request told to its
+    deciders): attempts, the last error (a refused destination, a timeout, a status, an address
+    the mail server refused), when it was delivered. One failing never holds back another
+    (monitoring/delivery.py)."""
 
-    list_display = ("event", "channel", "target", "attempts", "delivered_at", "last_error")
+    list_display = (
+        "event", "review_request", "channel", "target", "attempts", "delivered_at", "last_error",
+    )  # fmt: skip
     list_filter = ("channel",)
-    list_select_related = ("event",)
+    list_select_related = ("event", "review_request")

@@ -93,8 +93,16 @@ _UPSERT_QUEUES = (
     "SELECT name, now() FROM (SELECT DISTINCT unnest(%s::text[]) AS name) q ORDER BY name "
     "ON CONFLICT (name) DO NOTHING"
 )
-# Queue names this process has seen committed: their rows exist, no need to ask again.
+# Queue names this process has seen committed: their rows exist, no need to ask again (until a
+# queue is deleted: ``known_queues_forget``, on every Queue deletion; conversations/apps.py).
 _known_queues: set[str] = set()
+
+
+def known_queues_forget(**_: object) -> None:
+    """Forget the queues seen: the next batch naming one upserts its row again."""
+    _known_queues.clear()
+
+
 _STORED_MESSAGES = (
     "SELECT m.conversation_id, m.id, m.sequence, m.sha256, m.canonical_sha256, "  # noqa: S608
     "m.alternate_sha256, m.prompt_sha256, m.role, m.from_response, e.format "

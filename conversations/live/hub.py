@@ -356,7 +356,7 @@ async def _frames(
 
 
 # "Live now"'s stream: an event with no data (which conversations, the page reads through its
-# read service: access and audit stay there).
+# audited selector: access and audit stay there).
 NOW_FRAME = b"event: now\ndata: {}\n\n"
 
 

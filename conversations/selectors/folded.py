@@ -1,4 +1,4 @@
-"""The read service of a long turn's folded calls (``workspace/folds.py``): the conversation
+"""The audited selector of a long turn's folded calls (``workspace/folds.py``): the conversation
 page shows a turn of many tool calls by its first and last calls and a count; this returns the
 calls between, ``folds.PART_CHUNK`` parts at a time, as ``user`` may see them. Shaped like the
 page's own read (``audited.conversation_read``): access (404 for missing and forbidden alike), the

@@ -166,7 +166,7 @@ class BranchLink:
     sequence: int | None  # the message at ``at`` on the path shown (None: the path ends before)
     other: int
     left: bool  # the path shown is the branch: it left the other one here
-    anchor: str = ""  # its turn's key on the page (set by the read service from the timeline)
+    anchor: str = ""  # its turn's key on the page (set by the audited selector from the timeline)
 
 
 @dataclass(frozen=True)

@@ -168,8 +168,9 @@ def share_link_revoke(*, actor: Any, link_id: int) -> ShareLink:
 def share_links_revoke_for_user(*, user: Any, reason: str) -> int:
     """Revoke every live link ``user`` made (their access was taken: deactivated, deleted): one
     audit row per link, the system as the actor and ``reason`` in it. Returns the links revoked.
-    The opening checks the creator's access anyway (``reads.share_open_read``); this makes the
-    end of the links visible on the compliance page and in the log, at the moment it happened."""
+    The opening checks the creator's access anyway (``sharing.selectors.share_open_read``); this
+    makes the end of the links visible on the compliance page and in the log, at the moment it
+    happened."""
     now = timezone.now()
     links = list(
         ShareLink.objects.select_for_update()

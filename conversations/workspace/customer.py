@@ -3,8 +3,9 @@ may see, newest activity first) and the identifiers this conversation's tool cal
 Open deletion requests for the customer come from ``retention`` (this app never imports it):
 the page asks ``retention.selectors.open_requests_for`` beside this panel.
 
-Pure: the read service (``reads.conversation_read``) fetches the other conversations the reader
-may see (one query, ``OTHERS + 1`` rows); the identifiers come from the timeline already built.
+Pure: the audited selector (``selectors.audited.conversation_read``) fetches the other
+conversations the reader may see (one query, ``OTHERS + 1`` rows); the identifiers come from the
+timeline already built.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Long turns folded: a turn with many tool calls shows its first and last calls and how many
-lie between; the rest are loaded on demand (``reads.turn_parts_read``, a fragment of
+lie between; the rest are loaded on demand (``selectors.folded.turn_parts_read``, a fragment of
 ``PART_CHUNK`` parts at a time), so a turn of 10,000 calls makes a page of kilobytes, not of
 megabytes (``bench/console.py`` pins the page's query count; ``tests/workspace/`` its size).
 

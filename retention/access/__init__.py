@@ -2,7 +2,7 @@
 conversations, what the console holds, where, who read it, who could, what left, and when each
 part will be erased.
 
-- ``report.py``: ``subject_access_read``, the one read service (compliance staff and admins, or
+- ``report.py``: ``subject_access_read``, the one audited selector (compliance staff and admins, or
   the command as the system), audited last with the stated purpose; ``AccessRefused`` for bad
   input.
 - ``inventory.py``: the stores, counted per storage class, and the reasoning by kind and bytes

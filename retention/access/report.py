@@ -1,4 +1,4 @@
-"""The read service: ``subject_access_read`` builds the report (and, asked, the package's
+"""The audited selector: ``subject_access_read`` builds the report (and, asked, the package's
 contents), checks who asks, and writes the audit row as its last statement."""
 
 from __future__ import annotations

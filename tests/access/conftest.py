@@ -10,7 +10,6 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from django.db import transaction
 from django.utils import timezone
 
 from conversations.models import Conversation
@@ -77,10 +76,9 @@ def make_subject(n_billing: int = 2) -> Subject:
     revoked, _ = share_link_create(actor=users["agent"], conversation_id=conversations[1].pk)
     share_link_revoke(actor=users["agent"], link_id=revoked.pk)
     share_open_read(token=token)
-    with transaction.atomic():
-        hold = legal_hold_place(
-            scope="subject", reason="litigation L-3", customer=CUSTOMER, actor=users["compliance"]
-        )
+    hold = legal_hold_place(
+        scope="subject", reason="litigation L-3", customer=CUSTOMER, actor=users["compliance"]
+    )
     return Subject(conversations, other, users, live.pk, revoked.pk, hold.pk)
 
 

@@ -189,8 +189,7 @@ def test_after_the_clocks_erasure_only_the_receipt_and_tombstones_remain(
     assert [q.id for q in during.erasure.open_requests] == [request.pk]
     assert during.erasure.open_requests[0].blocked_reason == "litigation L-3"
 
-    with transaction.atomic():
-        legal_hold_release(hold=subject.hold, reason="case closed")
+    legal_hold_release(hold=subject.hold, reason="case closed")
     retention_tick.run()
     request.refresh_from_db()
     assert request.status == "completed"

@@ -1,4 +1,4 @@
-"""Every page takes its data from one read service: the view opens no transaction and writes no
+"""Every page takes its data from one audited selector: the view opens no transaction and writes no
 audit row, the page renders after the read's transaction has committed, and each page's query
 count is pinned."""
 

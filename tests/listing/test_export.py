@@ -1,5 +1,5 @@
 """The list exported as CSV (issue 35): the rows the page's filters select, through the list's
-read service (audited, page "list-export"), the last message as the projection redacted it and
+audited selector (audited, page "list-export"), the last message as the projection redacted it and
 nothing of a reasoning block or a dropped field."""
 
 from __future__ import annotations

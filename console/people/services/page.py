@@ -73,7 +73,7 @@ def _check_reach(*, user: Any, actor: Any) -> None:
         raise PeopleError(f"{user.username} is a superuser: only a superuser can change them")
 
 
-@transaction.atomic(durable=True)
+@transaction.atomic
 def person_roles_set(*, user: Any, roles: Iterable[str], actor: Any) -> bool:
     """An admin sets a local person's roles. A person from the identity provider has the roles
     its groups give (re-read at every sign-in and at every SCIM change): refused here, so a
