@@ -19,6 +19,7 @@ it and renders; a test pins its query count.
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
@@ -64,10 +65,11 @@ from ..selectors import (
     exchange_choices,
     exchange_preview,
 )
+from ..selectors.prices import cost_by_day
 from ..selectors.search import WORDS, Found, Ticket, narrowed, resolve, ticket_of
 from ..sharing.notes import annotate, note_templates
 from ..sharing.selectors import share_links_of
-from ..workspace.customer import OTHERS, CustomerPanel, customer_panel
+from ..workspace.customer import COST_DAYS, OTHERS, CustomerPanel, customer_panel
 from ..workspace.folds import fold_timeline
 from ..workspace.status import ESCALATED
 from ..workspace.timeline import Timeline, ToolCall, build_timeline
@@ -256,8 +258,15 @@ def conversation_read(*, user: Any, id: int, exchange: int | None = None) -> Con
         .only("pk", "external_id", "queue", "status", "last_activity_at")
         .order_by("-last_activity_at", "-pk")[: OTHERS + 1]
     )
+    costs = cost_by_day(
+        conversations=visible_conversations(user).filter(
+            customer_external_id=conversation.customer_external_id
+        ),
+        since=timezone.now() - timedelta(days=COST_DAYS),
+        zone=timezone.get_current_timezone_name(),
+    )
     customer = customer_panel(
-        customer=conversation.customer_external_id, rows=others, timeline=timeline
+        customer=conversation.customer_external_id, rows=others, timeline=timeline, costs=costs
     )
     event = audit.record(
         "conversation.viewed", actor=user, conversation_id=conversation.pk, page="detail"

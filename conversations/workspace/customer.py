@@ -10,6 +10,7 @@ timeline already built.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ from .timeline import Timeline
 
 OTHERS = 10  # the panel lists this many; "and more" past it
 IDENTIFIERS = 20  # identifiers listed; past it, how many more (a turn of 10,000 calls)
+COST_DAYS = 30  # the customer's cost is read over this many days
 
 
 @dataclass
@@ -26,9 +28,21 @@ class CustomerPanel:
     more: bool = False
     identifiers: list[tuple[str, str]] = field(default_factory=list)  # (label, value), distinct
     more_identifiers: int = 0  # distinct identifiers past IDENTIFIERS, not listed
+    # What the customer's conversations the reader may see cost over the last COST_DAYS days
+    # (``selectors.prices.cost_by_day``): per day, in total, and the exchanges left unpriced.
+    cost_days: list[Any] = field(default_factory=list)
+    cost_total: Any = 0
+    cost_exchanges: int = 0
+    cost_unpriced: int = 0
 
 
-def customer_panel(*, customer: str, rows: list[Any], timeline: Timeline) -> CustomerPanel:
+def customer_panel(
+    *,
+    customer: str,
+    rows: list[Any],
+    timeline: Timeline,
+    costs: Sequence[Any] = (),
+) -> CustomerPanel:
     seen: dict[tuple[str, str], None] = {}
     for call in timeline.calls.values():
         for f in [*call.identifiers, *(o for o in call.outputs if o.storage_class == "identifier")]:
@@ -39,4 +53,8 @@ def customer_panel(*, customer: str, rows: list[Any], timeline: Timeline) -> Cus
         len(rows) > OTHERS,
         list(seen)[:IDENTIFIERS],
         max(0, len(seen) - IDENTIFIERS),
+        list(costs),
+        sum((c.cost for c in costs), 0),
+        sum(c.exchanges for c in costs),
+        sum(c.unpriced for c in costs),
     )

@@ -123,8 +123,9 @@ PINNED = {
     # call: + the templates. Issue 25: + the price table's rows, + the customer's other
     # conversations, + their open deletion requests, + whether the reader is a reviewer (who
     # may ask for review access). Issue 35: the prices are read with the exchanges and the
-    # reviewer check reads the groups already read: -2, the same whatever the models named.
-    ("agent", "/conversations/{billing}/"): 19,
+    # reviewer check reads the groups already read: -2, the same whatever the models named;
+    # + the customer's cost per day (one statement, its prices joined).
+    ("agent", "/conversations/{billing}/"): 20,
     ("agent", "/conversations/{billing}/calls/{call}/"): 15,
     ("agent", "hx:/conversations/{billing}/calls/{call}/"): 15,
     ("agent", "/settings/"): 3,
