@@ -57,6 +57,8 @@ def test_a_fresh_demo_is_recent_and_fires_each_alert_kind_once() -> None:
     index = client.get("/signals/").content.decode()
     assert "No exchange in your queues yet." not in index
     assert "No alert has fired in your queues." not in index
+    assert "No priced exchange in your queues yet." not in index  # the demo's example prices
+    assert "Cost per day, queue priority" in index
     snapshots = set(
         Exchange.objects.exclude(response_model="").values_list("response_model", flat=True)
     )

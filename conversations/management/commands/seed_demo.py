@@ -16,6 +16,7 @@ import math
 import os
 import secrets
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -26,8 +27,8 @@ from tqdm import tqdm
 
 from conversations.demo import TWIST_QUEUE, demo_bodies
 from conversations.ingest.body import exchange_input
-from conversations.models import AlertRule, Conversation, FieldPolicy, ToolLink
-from conversations.monitoring.alerts import rule_save
+from conversations.models import AlertRule, Conversation, FieldPolicy, ModelPrice, ToolLink
+from conversations.monitoring.alerts import model_price_save, rule_save
 from conversations.monitoring.metrics import METRICS
 from conversations.services import conversation_ingest_exchange, field_policy_save
 
@@ -45,6 +46,15 @@ DEMO_THRESHOLDS = {
     "latency_p95": 30_000.0,
 }
 DEMO_WINDOW_MINUTES = 30 * 24 * 60
+# Example prices per million tokens (input, cache read, cache write, output) of the models the
+# demo's formats answer with: figures to fill the cost charts, not a price list to rely on.
+DEMO_PRICES = {
+    "claude-sonnet-4-5-20250929": ("3", "0.30", "3.75", "15"),
+    "us.anthropic.claude-sonnet-4-5-20250929-v1:0": ("3", "0.30", "3.75", "15"),
+    "gpt-5-mini-2025-08-07": ("0.25", "0.025", "0", "2"),
+    "gemini-3-pro-preview": ("2", "0.20", "0", "12"),
+    "deepseek-reasoner": ("0.28", "0.028", "0", "0.42"),
+}
 
 
 class Command(BaseCommand):
@@ -76,6 +86,7 @@ class Command(BaseCommand):
             self.stdout.write(f"demo data: loaded {gap} days ago, adding the days since")
         self._ensure_policies()
         self._ensure_rules()
+        self._ensure_prices()
         start = Conversation.objects.count()
         bodies = list(demo_bodies(conversations, seed=seed, start=start, days=days))
         for body in tqdm(bodies, desc="demo exchanges", unit="exchange"):
@@ -111,6 +122,28 @@ class Command(BaseCommand):
                     threshold=DEMO_THRESHOLDS.get(name, 0.0),
                     min_exchanges=5,
                 )
+            )
+
+    def _ensure_prices(self) -> None:
+        """Example prices for the demo's models, so the cost charts and the customer panel have
+        figures; a model already priced keeps its row (the admin's price table is the truth)."""
+        added = 0
+        for model, (fresh, cached, written, output) in DEMO_PRICES.items():
+            if ModelPrice.objects.filter(model=model).exists():
+                continue
+            model_price_save(
+                price=ModelPrice(
+                    model=model,
+                    input=Decimal(fresh),
+                    cache_read=Decimal(cached),
+                    cache_write=Decimal(written),
+                    output=Decimal(output),
+                )
+            )
+            added += 1
+        if added:
+            self.stdout.write(
+                f"demo data: example prices for {added} models (the admin's price table edits them)"
             )
 
     def _ensure_policies(self) -> None:
