@@ -263,6 +263,7 @@ def conversation_read(*, user: Any, id: int, exchange: int | None = None) -> Con
             customer_external_id=conversation.customer_external_id
         ),
         since=timezone.now() - timedelta(days=COST_DAYS),
+        until=timezone.now() + timedelta(days=1),
         zone=timezone.get_current_timezone_name(),
     )
     customer = customer_panel(

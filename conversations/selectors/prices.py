@@ -62,20 +62,25 @@ _COST_BY_DAY = (
     "e.requested_model) ORDER BY mp.model = e.response_model DESC LIMIT 1) p ON true "
     "WHERE e.conversation_id IN ({conversations}) "
     # When the call started, as the backend said, else when it was stored.
-    "AND coalesce(e.started_at, e.created_at) >= %s "
+    # Up to ``until``: a time stored beyond it (a clock gone wrong, a restored row) is no day of
+    # the chart, and a date past year 9999 is none Python reads.
+    "AND coalesce(e.started_at, e.created_at) >= %s AND coalesce(e.started_at, e.created_at) < %s "
     "GROUP BY 1 ORDER BY 1"
 )
 
 
-def cost_by_day(*, conversations: QuerySet[Any], since: datetime, zone: str) -> list[CostDay]:
-    """What the exchanges of ``conversations`` since ``since`` cost, per day in time zone
-    ``zone``: one statement over those conversations' exchanges (a customer's: the conversations'
-    customer index, then each one's exchanges), never over the rollups, which name no customer."""
+def cost_by_day(
+    *, conversations: QuerySet[Any], since: datetime, until: datetime, zone: str
+) -> list[CostDay]:
+    """What the exchanges of ``conversations`` from ``since`` to ``until`` cost, per day in time
+    zone ``zone``: one statement over those conversations' exchanges (a customer's: the
+    conversations' customer index, then each one's exchanges), never over the rollups, which
+    name no customer."""
     inner, params = conversations.values("pk").query.sql_with_params()
     sql = _COST_BY_DAY.format(
         exchange=Exchange._meta.db_table, price=ModelPrice._meta.db_table, conversations=inner
     )
     # On the database the conversations are read from (a fresh replica for a page read there).
     with connections[conversations.db].cursor() as cur:
-        cur.execute(sql, [zone, *params, since])
+        cur.execute(sql, [zone, *params, since, until])
         return [CostDay(day, cost or Decimal(0), n, unpriced) for day, cost, n, unpriced in cur]
