@@ -22,6 +22,12 @@ from conversations.monitoring.selectors.audited import (
 )
 
 
+class SignalsIndexForm(forms.Form):
+    """The index's query string: the page of its models-served table."""
+
+    page = forms.IntegerField(required=False, min_value=1, max_value=100_000)
+
+
 class SignalsForm(forms.Form):
     """The query string of the signals' pages."""
 
@@ -31,7 +37,7 @@ class SignalsForm(forms.Form):
     since = forms.DateField(required=False)
 
 
-def _bad(request: HttpRequest, form: SignalsForm) -> HttpResponse:
+def _bad(request: HttpRequest, form: forms.Form) -> HttpResponse:
     errors = "; ".join(f"{name}: {' '.join(str(m) for m in e)}" for name, e in form.errors.items())
     return HttpResponse(f"Bad query: {errors}", status=400, content_type="text/plain")
 
@@ -42,7 +48,10 @@ def _form(request: HttpRequest) -> SignalsForm:
 
 @login_required
 def signals_index(request: HttpRequest) -> HttpResponse:
-    view = signals_index_read(user=request.user)
+    form = SignalsIndexForm(request.GET)
+    if not form.is_valid():
+        return _bad(request, form)
+    view = signals_index_read(user=request.user, page=form.cleaned_data["page"] or 1)
     return render(request, "console/monitoring/index.html", {"view": view})
 
 

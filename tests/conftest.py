@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import copy
+import itertools
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -77,6 +80,20 @@ def _fresh_guardian_content_types() -> Any:
     yield
     ContentType.objects.clear_cache()
     _get_ct_cached.cache_clear()
+
+
+_namespaces = itertools.count()
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_namespace(settings: Any) -> None:
+    """Each test reads and writes the shared cache (Redis) under a key prefix of its own: a
+    counter one test fills (the share page's rate limit per address, a window of a minute) is
+    never another's, in this process or the other workers'. The servers and workers a test
+    starts keep the configured prefix."""
+    caches = copy.deepcopy(settings.CACHES)
+    caches["default"]["KEY_PREFIX"] = f"test-{os.getpid()}-{next(_namespaces)}"
+    settings.CACHES = caches
 
 
 @pytest.fixture(autouse=True)

@@ -11,6 +11,7 @@ tables beyond the rollup counts.
 from __future__ import annotations
 
 from django.contrib.postgres.fields import ArrayField
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.db.models import JSONField, Value
 
@@ -108,21 +109,38 @@ class Rollup(models.Model):
         return f"{self.hour:%Y-%m-%d %H}h {self.queue or '-'} {self.served_model}"
 
 
+NOT_NEGATIVE = MinValueValidator(0, message="a price is not negative")
+
+
 class ModelPrice(models.Model):
     """What a model costs, per million tokens of each kind (reasoning is billed as output)."""
 
     model = models.CharField(max_length=200, unique=True, help_text="a snapshot, or an alias")
-    input = models.DecimalField(max_digits=12, decimal_places=4, help_text="per million tokens")
-    cache_read = models.DecimalField(max_digits=12, decimal_places=4)
-    cache_write = models.DecimalField(max_digits=12, decimal_places=4)
+    # No price is negative: a form says which, and the table refuses one written around it.
+    input = models.DecimalField(
+        max_digits=12, decimal_places=4, help_text="per million tokens", validators=[NOT_NEGATIVE]
+    )
+    cache_read = models.DecimalField(max_digits=12, decimal_places=4, validators=[NOT_NEGATIVE])
+    cache_write = models.DecimalField(max_digits=12, decimal_places=4, validators=[NOT_NEGATIVE])
     output = models.DecimalField(
-        max_digits=12, decimal_places=4, help_text="reasoning tokens are billed at this price"
+        max_digits=12,
+        decimal_places=4,
+        help_text="reasoning tokens are billed at this price",
+        validators=[NOT_NEGATIVE],
     )
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         app_label = "conversations"
         ordering = ["model"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(
+                    input__gte=0, cache_read__gte=0, cache_write__gte=0, output__gte=0
+                ),
+                name="model_price_not_negative",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"price of {self.model}"

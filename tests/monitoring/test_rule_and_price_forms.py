@@ -88,3 +88,23 @@ def test_prices_name_their_currency(admin_client: Client) -> None:
     listing = admin_client.get("/admin/conversations/modelprice/").content.decode()
     assert "input (USD / M tokens)" in listing.replace("Input", "input")
     assert "$15.0000" in listing and "$3.7500" in listing
+
+
+def test_a_negative_price_is_refused_by_the_form_and_by_the_table(admin_client: Client) -> None:
+    from django.db import IntegrityError, transaction
+
+    body = {
+        "model": SNAPSHOT,
+        "input": "-5",
+        "cache_read": "0.3",
+        "cache_write": "0",
+        "output": "-1",
+    }
+    refused = admin_client.post("/admin/conversations/modelprice/add/", body)
+    assert refused.status_code == 200  # the form again, with its errors
+    errors = refused.context["adminform"].form.errors
+    assert set(errors) == {"input", "output"}
+    assert "a price is not negative" in refused.content.decode()
+    assert not ModelPrice.objects.exists()
+    with pytest.raises(IntegrityError, match="model_price_not_negative"), transaction.atomic():
+        ModelPrice.objects.create(model=SNAPSHOT, input=-5, cache_read=0, cache_write=0, output=1)

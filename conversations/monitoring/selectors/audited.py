@@ -59,14 +59,21 @@ class ModelRow:
     exchanges: int
 
 
+# The models-served table shows this many (snapshot, queue) pairs a page, busiest first: a
+# token that posts junk model names cannot make the page grow without limit.
+MODELS_PAGE = 50
+
+
 @dataclass(frozen=True)
 class SignalsIndex:
-    models: list[ModelRow]
+    models: list[ModelRow]  # one page of them, busiest first
     alerts: list[Alert]
     audit_id: int
     # Cost per queue per day (the rollups' tokens at the price table's prices): a chart each.
     costs: list[tuple[str, SafeString, float]] = field(default_factory=list)
     unpriced: list[str] = field(default_factory=list)  # models the price table does not name
+    page: int = 1  # of the models-served table
+    pages: int = 1
 
 
 def _costs(queues: list[str], since: Any) -> tuple[list[tuple[str, SafeString, float]], list[str]]:
@@ -101,14 +108,21 @@ def _costs(queues: list[str], since: Any) -> tuple[list[tuple[str, SafeString, f
 
 
 @transaction.atomic
-def signals_index_read(*, user: Any, days: int = 30) -> SignalsIndex:
-    """The snapshots served in the reader's queues over ``days``, and their alerts."""
+def signals_index_read(*, user: Any, days: int = 30, page: int = 1) -> SignalsIndex:
+    """The snapshots served in the reader's queues over ``days`` (page ``page`` of them, busiest
+    first; past the last page: the last), and their alerts."""
     queues = _queues(user, None)
     since = timezone.now() - timedelta(days=days)
-    rows = [
-        ModelRow(s.group["served_model"], s.group["queue"], s["exchanges"])
-        for s in rollups_summed(since=since, queues=queues, group_by=("served_model", "queue"))
-    ]
+    every = sorted(
+        (
+            ModelRow(s.group["served_model"], s.group["queue"], s["exchanges"])
+            for s in rollups_summed(since=since, queues=queues, group_by=("served_model", "queue"))
+        ),
+        key=lambda r: (-r.exchanges, r.snapshot, r.queue),
+    )
+    pages = max(1, -(-len(every) // MODELS_PAGE))
+    page = min(max(1, page), pages)
+    rows = every[(page - 1) * MODELS_PAGE : page * MODELS_PAGE]
     alerts = list(
         Alert.objects.select_related("rule")
         .filter(queue__in=queues)  # an alert of exchanges with no queue: the admin only
@@ -116,7 +130,7 @@ def signals_index_read(*, user: Any, days: int = 30) -> SignalsIndex:
     )
     costs, unpriced = _costs(queues, since)
     event = audit.record("signals.viewed", actor=user, page="index", rows=len(rows))
-    return SignalsIndex(rows, alerts, event.pk, costs, unpriced)
+    return SignalsIndex(rows, alerts, event.pk, costs, unpriced, page, pages)
 
 
 @dataclass(frozen=True)
