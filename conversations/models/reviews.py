@@ -4,8 +4,12 @@ reviewer who reads many, and a reviewer's request for a grant (``conversations/r
 
 from __future__ import annotations
 
+from datetime import timedelta
+from typing import Any
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from guardian.models import GroupObjectPermissionBase, UserObjectPermissionBase
 
 from .store import Conversation
@@ -106,6 +110,7 @@ class ReviewAccessRequest(models.Model):
 
     class Status(models.TextChoices):
         PENDING = "pending"
+        EXPIRED = "expired"  # nobody decided within the days it asked for
         APPROVED = "approved"
         DENIED = "denied"
 
@@ -140,3 +145,21 @@ class ReviewAccessRequest(models.Model):
 
     def __str__(self) -> str:
         return f"review request {self.pk}: user {self.requester_id} on {self.conversation_id}"
+
+    @property
+    def lapses_at(self) -> Any:
+        """A pending request lapses once the days it asked for have passed undecided."""
+        return self.requested_at + timedelta(days=self.days)
+
+    @property
+    def waiting(self) -> bool:
+        """Pending and not lapsed: the deciders see it, the asker reads "waiting"."""
+        return self.status == self.Status.PENDING and self.lapses_at > timezone.now()
+
+    @property
+    def shown_status(self) -> str:
+        return (
+            self.Status.EXPIRED
+            if self.status == self.Status.PENDING and not self.waiting
+            else self.status
+        )

@@ -18,13 +18,15 @@ from datetime import timedelta
 from typing import Any
 
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import DateTimeField, ExpressionWrapper, F, QuerySet
+from django.db.models.functions import Now
 from django.http import Http404
 from django.utils import timezone
 
 import audit
 
 from ..models import Conversation, ReviewAccessRequest, ReviewGrant
+from ..permissions import visible_conversations
 from .grants import MAX_GRANT_DAYS, GrantRefused, is_reviewer, review_grant_create
 from .notify import DECIDER_GROUPS, review_request_notify
 
@@ -56,8 +58,11 @@ def review_access_request(
     pending = ReviewAccessRequest.objects.filter(
         requester=actor, conversation=conversation, status=ReviewAccessRequest.Status.PENDING
     ).first()
-    if pending is not None:
+    if pending is not None and pending.waiting:
         return pending
+    if pending is not None:  # lapsed undecided: recorded so, and asked afresh
+        pending.status = ReviewAccessRequest.Status.EXPIRED
+        pending.save(update_fields=["status"])
     row = ReviewAccessRequest.objects.create(
         requester=actor,
         conversation=conversation,
@@ -92,6 +97,17 @@ def review_access_decide(*, actor: Any, request_id: int, approve: bool) -> Revie
         raise Http404("no such request")
     if row.status != ReviewAccessRequest.Status.PENDING:
         raise GrantRefused(f"this request was already {row.status}")
+    if not row.waiting:
+        raise GrantRefused(
+            f"this request lapsed on {row.lapses_at:%Y-%m-%d %H:%M} UTC, undecided: "
+            "the reviewer may ask again"
+        )
+    if not visible_conversations(row.requester).filter(pk=row.conversation_id).exists():
+        # Asked while they could read it; since then their queues changed.
+        raise GrantRefused(
+            f"{row.requester.get_username()} no longer sees this conversation's queue: "
+            "no grant can be given"
+        )
     if row.requester_id == actor.pk:
         # Asking is not deciding: a person holding both roles waits for someone else.
         raise GrantRefused("you asked for this review: someone else decides it")
@@ -134,15 +150,23 @@ def review_access_pending_count(*, user: Any) -> int:
     else, with no query)."""
     if not may_decide(user):
         return 0
-    return ReviewAccessRequest.objects.filter(status=ReviewAccessRequest.Status.PENDING).count()
+    return _waiting().count()
 
 
 def review_access_pending() -> QuerySet[ReviewAccessRequest]:
     """Pending requests, oldest first, with who asked and on which conversation (one query)."""
+    return _waiting().select_related("requester", "conversation").order_by("requested_at")
+
+
+def _waiting() -> QuerySet[ReviewAccessRequest]:
+    """Pending requests that have not lapsed (the days they asked for not yet past)."""
+    lapses = ExpressionWrapper(
+        F("requested_at") + F("days") * timedelta(days=1), output_field=DateTimeField()
+    )
     return (
         ReviewAccessRequest.objects.filter(status=ReviewAccessRequest.Status.PENDING)
-        .select_related("requester", "conversation")
-        .order_by("requested_at")
+        .alias(lapses=lapses)
+        .filter(lapses__gt=Now())
     )
 
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 import audit
 
 from ..models import Conversation, ConversationUserObjectPermission, ReviewAlert, ReviewGrant
+from ..permissions import visible_conversations
 
 REVIEWER_GROUP = "reviewer"
 REVIEW_PERMISSION = "review_reasoning"
@@ -185,6 +186,8 @@ def review_grant_live(*, user: Any, conversation_id: int) -> ReviewGrant | None:
             conversation_id=conversation_id,
         )
         .filter(Exists(permission))
+        # A reviewer who lost the conversation's queue reads nothing of it, grant or not.
+        .filter(conversation__in=visible_conversations(user).values("pk"))
         .order_by("-expires_at")
         .first()
     )

@@ -161,3 +161,61 @@ def test_the_deciders_are_compliance_staff_and_admins(world: Any) -> None:
     people = [u for u in world.users.values() if u is not None] + [superuser]
     assert [may_decide(u) for u in people] == [is_compliance(u) for u in people]
     assert set(review_deciders()) == {u for u in people if is_compliance(u)}
+
+
+def _lose_billing(user: Any) -> None:
+    from guardian.shortcuts import remove_perm
+
+    from conversations.models import Queue
+    from conversations.permissions import SEE_QUEUE
+
+    remove_perm(SEE_QUEUE, user, Queue.objects.get(name="billing"))
+
+
+def test_a_request_lapses_after_the_days_it_asked_for(client: Any, world: Any) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    row = _ask(client, world)
+    ReviewAccessRequest.objects.filter(pk=row.pk).update(
+        requested_at=timezone.now() - timedelta(days=int(ASK["days"]), minutes=1)
+    )
+    page = client.get(f"/conversations/{world.billing.pk}/").content.decode()
+    assert "was <strong>expired</strong>" in page and "Ask for review access" in page
+    client.force_login(world.users["compliance"])
+    assert _menu(client) == (True, 0)  # no longer waiting
+    assert (
+        f"/review-requests/{row.pk}/decide/" not in client.get("/review-requests/").content.decode()
+    )
+    refused = client.post(
+        f"/review-requests/{row.pk}/decide/", {"decision": "approve"}, follow=True
+    )
+    assert "lapsed on" in refused.content.decode()
+    assert not ReviewGrant.objects.exists()
+    again = _ask(client, world)  # asking again: a new request, the old one recorded expired
+    assert again.pk != row.pk
+    row.refresh_from_db()
+    assert row.status == "expired"
+
+
+def test_approval_checks_the_asker_still_sees_the_conversation(client: Any, world: Any) -> None:
+    row = _ask(client, world)
+    _lose_billing(world.users["reviewer"])
+    client.force_login(world.users["admin"])
+    refused = client.post(
+        f"/review-requests/{row.pk}/decide/", {"decision": "approve"}, follow=True
+    )
+    assert "no longer sees this conversation" in refused.content.decode()
+    row.refresh_from_db()
+    assert row.status == "pending" and not ReviewGrant.objects.exists()
+
+
+def test_a_grant_reads_nothing_once_its_reviewer_lost_the_queue(client: Any, world: Any) -> None:
+    row = _ask(client, world)
+    client.force_login(world.users["compliance"])
+    client.post(f"/review-requests/{row.pk}/decide/", {"decision": "approve"})
+    reviewer = world.users["reviewer"]
+    assert review_grant_live(user=reviewer, conversation_id=world.billing.pk) is not None
+    _lose_billing(reviewer)
+    assert review_grant_live(user=reviewer, conversation_id=world.billing.pk) is None
