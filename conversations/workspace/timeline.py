@@ -257,12 +257,15 @@ def _settle(call: ToolCall) -> None:
             )
 
 
-def _marker(block: Any, message: Any) -> str:
+def _marker(block: Any, message: Any, *, counted: bool) -> str:
+    """A content-free line in place of a block nobody is shown. The exchange's reasoning tokens
+    are its whole count: said on the message's first reasoning line only (``counted``: said
+    already), so two thinking blocks of one answer never read as twice the reasoning."""
     if block.redacted:
         return "reasoning redacted by provider"
     if block.block_class == "never":
         tokens = message.exchange.reasoning_tokens
-        return f"reasoned · {tokens} tokens" if tokens else "reasoned"
+        return f"reasoned · {tokens} tokens" if tokens and not counted else "reasoned"
     return f"unclassified block ({block.provider_type}), not shown"
 
 
@@ -311,6 +314,7 @@ def build_timeline(page: Any, *, conformance: bool = False) -> Timeline:
             prof.role(message.role) if prof is not None else ROLES.get(message.role, message.role)
         )
         parts: list[Part] = []
+        counted = False  # the message's reasoning tokens said on a line already
         for block in message.page_blocks:
             result = prof is not None and prof.is_result(block.provider_type)
             answered = (
@@ -321,7 +325,13 @@ def build_timeline(page: Any, *, conformance: bool = False) -> Timeline:
             if block.block_class == "visible":
                 parts.append(Part("text", block.text, markdown=role == "assistant"))
             elif block.block_class != "audit":
-                parts.append(Part("marker", _marker(block, message)))
+                marker = _marker(block, message, counted=counted)
+                reasoning = block.block_class == "never" and not block.redacted
+                # Blocks of reasoning one after another (a summary in parts, signed pieces):
+                # one line, as one deliberation.
+                if not (reasoning and parts and parts[-1].text.startswith("reasoned")):
+                    parts.append(Part("marker", marker))
+                counted = counted or reasoning
             elif answered is not None:
                 call = answered
                 _attach_result(call, block, message)

@@ -13,20 +13,12 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Exchange, ModelPrice
 from conversations.selectors.audited import conversation_read
+from tests.conversation_page.world import expected_price
 from tests.factories import post_exchange
 
 pytestmark = pytest.mark.django_db(databases="__all__")
 
 USAGE = {"input_tokens": 1_000, "output_tokens": 2_000, "cache_read_input_tokens": 4_000}
-
-
-def _price(e: Exchange, p: ModelPrice) -> Decimal:
-    return (
-        Decimal(e.input_tokens or 0) * p.input
-        + Decimal(e.cache_read_tokens or 0) * p.cache_read
-        + Decimal(e.cache_write_tokens or 0) * p.cache_write
-        + Decimal(e.output_tokens or 0) * p.output
-    ) / Decimal(1_000_000)
 
 
 def test_the_panel_prices_what_the_reader_may_see_per_day(
@@ -73,8 +65,9 @@ def test_the_panel_prices_what_the_reader_may_see_per_day(
     assert [d.exchanges for d in panel.cost_days] == [2, 2]  # two days; the old one, the
     assert panel.cost_exchanges == 4  # other queue's: not counted
     assert panel.cost_unpriced == 1
-    assert panel.cost_days[0].cost == _price(e[0], snapshot) + _price(e[1], snapshot)
-    assert panel.cost_days[1].cost == _price(e[2], alias)
+    first_day = expected_price(e[0], snapshot) + expected_price(e[1], snapshot)
+    assert panel.cost_days[0].cost == first_day
+    assert panel.cost_days[1].cost == expected_price(e[2], alias)
     assert panel.cost_total == sum((d.cost for d in panel.cost_days), Decimal(0))
     assert panel.cost_total > 0
 
