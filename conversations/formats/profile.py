@@ -377,3 +377,43 @@ def items_of(value: Any, member: str) -> list[Any]:
     if isinstance(value, dict) and isinstance(value.get(member), list):
         return list(value[member])
     return []
+
+
+def earlier_thinking_cuts(
+    values: Sequence[Any],
+    *,
+    kind_of: Callable[[Any], str],
+    result: str,
+    call: str,
+    never: frozenset[str],
+) -> tuple[bool, set[int], Cuts]:
+    """The rule of Anthropic's models, on any format that carries their messages as ``role`` and
+    a ``content`` array: the reasoning blocks (kinds ``never``) of assistant turns before the
+    open tool loop are left out; the open loop's turn, from the latest user message that is not
+    only tool results (kind ``result``), is kept whole while its last assistant message calls a
+    tool (kind ``call``). An assistant message is never cut to nothing."""
+
+    def genuine_user(v: Any) -> bool:
+        if not isinstance(v, dict) or v.get("role") != "user":
+            return False
+        content = v.get("content")
+        return not isinstance(content, list) or any(kind_of(b) != result for b in content)
+
+    last_user = max((i for i, v in enumerate(values) if genuine_user(v)), default=-1)
+    turn = range(last_user + 1, len(values))
+    assistants = [
+        i for i in turn if isinstance(values[i], dict) and values[i].get("role") == "assistant"
+    ]
+    open_loop = bool(assistants) and any(
+        kind_of(b) == call for b in items_of(values[assistants[-1]], "content")
+    )
+    protected = set(turn) if open_loop else set()
+    cuts: Cuts = {}
+    for i, v in enumerate(values):
+        if i in protected or not isinstance(v, dict) or v.get("role") != "assistant":
+            continue
+        blocks = items_of(v, "content")
+        drop: set[int | str] = {n for n, b in enumerate(blocks) if kind_of(b) in never}
+        if drop and len(drop) < len(blocks):  # never an empty assistant message
+            cuts[i] = drop
+    return open_loop, protected, cuts

@@ -27,6 +27,7 @@ from ..profile import (
     Transport,
     Unseen,
     UsageProfile,
+    earlier_thinking_cuts,
     items_of,
     keep_all,
     mcp_words,
@@ -66,33 +67,13 @@ FINISHES = {
 def _continuation(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
     """Thinking of assistant turns before the open tool loop is left out; the open loop's turn
     is kept whole."""
-
-    def genuine_user(v: Any) -> bool:
-        if not isinstance(v, dict) or v.get("role") != "user":
-            return False
-        content = v.get("content")
-        return not isinstance(content, list) or any(type_of(b) != "tool_result" for b in content)
-
-    last_user = max((i for i, v in enumerate(values) if genuine_user(v)), default=-1)
-    turn = range(last_user + 1, len(values))
-    assistants = [
-        i for i in turn if isinstance(values[i], dict) and values[i].get("role") == "assistant"
-    ]
-    open_loop = bool(assistants) and any(
-        type_of(b) == "tool_use" for b in items_of(values[assistants[-1]], "content")
+    return earlier_thinking_cuts(
+        values,
+        kind_of=type_of,
+        result="tool_result",
+        call="tool_use",
+        never=frozenset(BLOCK_TYPES[BlockClass.NEVER]),
     )
-    protected = set(turn) if open_loop else set()
-    cuts: Cuts = {}
-    for i, v in enumerate(values):
-        if i in protected or not isinstance(v, dict) or v.get("role") != "assistant":
-            continue
-        blocks = items_of(v, "content")
-        drop: set[int | str] = {
-            n for n, b in enumerate(blocks) if type_of(b) in BLOCK_TYPES[BlockClass.NEVER]
-        }
-        if drop and len(drop) < len(blocks):  # never an empty assistant message
-            cuts[i] = drop
-    return open_loop, protected, cuts
 
 
 # Claude models with preserved thinking (a prefix check on every thinking block sent back):

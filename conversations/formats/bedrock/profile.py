@@ -35,6 +35,7 @@ from ..profile import (
     Rule,
     Unseen,
     UsageProfile,
+    earlier_thinking_cuts,
     items_of,
     keep_all,
 )
@@ -86,32 +87,13 @@ def _continuation(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
     """The Anthropic rule on Converse's shapes: reasoning of assistant turns before the open
     tool loop is left out; the open loop's turn is kept whole (its reasoning blocks go back
     unmodified, as the Anthropic models on Bedrock check)."""
-
-    def genuine_user(v: Any) -> bool:
-        if not isinstance(v, dict) or v.get("role") != "user":
-            return False
-        return any(kind_of(b) != "toolResult" for b in items_of(v, "content"))
-
-    last_user = max((i for i, v in enumerate(values) if genuine_user(v)), default=-1)
-    turn = range(last_user + 1, len(values))
-    assistants = [
-        i for i in turn if isinstance(values[i], dict) and values[i].get("role") == "assistant"
-    ]
-    open_loop = bool(assistants) and any(
-        kind_of(b) == "toolUse" for b in items_of(values[assistants[-1]], "content")
+    return earlier_thinking_cuts(
+        values,
+        kind_of=kind_of,
+        result="toolResult",
+        call="toolUse",
+        never=frozenset(BLOCK_TYPES[BlockClass.NEVER]),
     )
-    protected = set(turn) if open_loop else set()
-    cuts: Cuts = {}
-    for i, v in enumerate(values):
-        if i in protected or not isinstance(v, dict) or v.get("role") != "assistant":
-            continue
-        blocks = items_of(v, "content")
-        drop: set[int | str] = {
-            n for n, b in enumerate(blocks) if kind_of(b) in BLOCK_TYPES[BlockClass.NEVER]
-        }
-        if drop and len(drop) < len(blocks):  # never an empty assistant message
-            cuts[i] = drop
-    return open_loop, protected, cuts
 
 
 REASONING_TEXT = Citation(
