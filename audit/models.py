@@ -1,7 +1,7 @@
 """The audit log: rows appended unchained, sealed into a hash chain by the sealer, signed in
 batches by digests.
 
-Three tables, all append-only (a trigger refuses UPDATE, DELETE and TRUNCATE, migration 0003):
+Three tables, all append-only (a trigger refuses UPDATE, DELETE and TRUNCATE, audit's migration):
 
 - ``AuditEvent``: one row per audited action, inserted by ``audit.record()`` in the action's own
   transaction. It takes no lock shared with other writers: rows arrive in any order, and a row's

@@ -20,9 +20,12 @@ class ConsoleConfig(AppConfig):
         # all at once (console/people/sessions.py).
         user_logged_in.connect(session_signed_in, dispatch_uid="console.people.session_in")
         user_logged_out.connect(session_signed_out, dispatch_uid="console.people.session_out")
-        # The People block of settings is checked by `manage.py check` (console/people/checks.py).
+        # `manage.py check` (run by migrate) checks the People block of settings
+        # (console/people/checks.py) and refuses a database stopped partway through the
+        # migrations a squashed one replaces (console/ops/checks.py).
         # Share tokens never reach a log: the servers' access lines and Django's request
         # records have the token of a share link's path masked (console/ops/logs.py).
+        from .ops import checks as ops_checks  # noqa: F401
         from .ops.logs import install_share_token_filter
         from .people import checks  # noqa: F401
 

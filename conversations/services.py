@@ -305,7 +305,8 @@ def tool_link_delete(*, link: ToolLink, actor: Any = None) -> None:
 @transaction.atomic
 def queue_create(*, name: str, actor: Any = None) -> Queue:
     """A queue, named once: conversations name their queue, so a queue is never renamed (the
-    database refuses it, migration 0006) and a rename can never hide its conversations."""
+    database refuses it: a trigger of the conversations app's migration) and a rename can never
+    hide its conversations."""
     queue = Queue(name=name)
     queue.full_clean()
     queue.save()

@@ -45,10 +45,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True, scope="session")
 def _flush_past_the_audit_triggers() -> Any:
-    """The audit tables refuse TRUNCATE (audit migration 0003), and a transactional test's flush
-    empties every table with TRUNCATE. For the test databases only, the flush runs with
-    ``session_replication_role = replica`` (which skips triggers and which only a superuser can
-    set), so the refusal stays in force everywhere else, including the tests that check it."""
+    """The audit tables refuse TRUNCATE (a trigger of the audit app's migration), and a
+    transactional test's flush empties every table with TRUNCATE. For the test databases only, the
+    flush runs with ``session_replication_role = replica`` (which skips triggers and which only a
+    superuser can set), so the refusal stays in force everywhere else, including the tests that
+    check it."""
     from django.db.backends.postgresql.operations import DatabaseOperations
 
     original = DatabaseOperations.execute_sql_flush

@@ -10,13 +10,13 @@ reads the audit log, a share link's creator or the People page cannot tell such 
 the console keeps one account per key; the name itself is kept as it was given (in NFKC, as
 Django's own ``normalize_username`` stores it).
 
-The key is computed by PostgreSQL, by the function ``console_username_key`` (migration
-``console/0003_username_key``), for the stored names and the name asked for alike, so both sides
-are folded by the same code, and an index on it answers the check. (PostgreSQL's ``lower`` folds
-case as Unicode's simple case mapping does; the function adds the full folds that matter for
-names, ß and the final sigma.) The check takes a transaction-level advisory lock on the key
-first: two requests claiming ``Admin`` and ``admin`` at once are serialised, and the second sees
-the first's account.
+The key is computed by PostgreSQL, by the function ``console_username_key`` (the people
+app's migration), for the stored names and the name asked for alike, so both sides are folded
+by the same code, and an index on it answers the check. (PostgreSQL's ``lower`` folds case as
+Unicode's simple case mapping does; the function adds the full folds that matter for names, ß
+and the final sigma.) The check takes a transaction-level advisory lock on the key first: two
+requests claiming ``Admin`` and ``admin`` at once are serialised, and the second sees the first's
+account.
 
 Accounts that collided before the check existed are not renamed: the migration reports them, and
 ``manage.py check --database default`` lists them (``people.W002``) for an administrator to

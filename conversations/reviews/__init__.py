@@ -30,8 +30,8 @@ limits and alerts), ``reasoning.py`` (the one way to the reasoning of a stored m
 ``from conversations.reviews import review_read``.
 
 The permission lives on the Conversation content type (guardian checks a permission against the
-object's own content type); it is registered by migration 0004 rather than in Conversation's
-Meta, and ``review_permission()`` recreates it where a database was flushed without migrating.
+object's own content type), declared in Conversation's Meta; ``review_permission()`` recreates
+it where a database was flushed without migrating.
 """
 
 from .grants import (

@@ -30,6 +30,8 @@ def shipped_rules(request: Any) -> None:
         request.getfixturevalue("db")
     from conversations.models import AlertRule
 
-    shipped = importlib.import_module("conversations.migrations.0014_signals_default_rules")
+    shipped = importlib.import_module(
+        "conversations.migrations.0001_squashed_0033_review_request_expired"
+    )
     for rule in shipped.RULES:
         AlertRule.objects.get_or_create(name=rule["name"], defaults=rule)

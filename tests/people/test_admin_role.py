@@ -103,7 +103,7 @@ def test_the_admin_role_creates_each_through_the_pages(
 @pytest.mark.parametrize("what", list(PAGES))
 def test_a_support_agent_reaches_none_of_them(client: Any, people: Any, what: str) -> None:
     url, form, _ = PAGES[what]
-    rules = AlertRule.objects.count()  # the default rules (signals migration 0014)
+    rules = AlertRule.objects.count()  # the default rules (the conversations app's migration)
     client.force_login(people["agent"])
     assert client.get("/admin/").status_code == 404
     assert client.get(url).status_code == 404

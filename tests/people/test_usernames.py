@@ -128,7 +128,7 @@ def test_the_migration_reports_collisions_and_renames_no_one() -> None:
     # Made before the check existed (straight into the table).
     for name in ("admin", "ADMIN", "\uff21dmin", "bob", "BOB", "carol"):
         User.objects.create(username=name)
-    migration = importlib.import_module("console.migrations.0003_username_key")
+    migration = importlib.import_module("console.people.migrations.0001_initial")
     out = io.StringIO()
 
     class Editor:
