@@ -758,7 +758,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         db_default="",
                         default="",
-                        help_text="signals/rewrites.py",
+                        help_text="monitoring/rewrites.py",
                         max_length=30,
                     ),
                 ),

@@ -194,7 +194,7 @@ class Exchange(models.Model):
     # What the signals count (conversations/monitoring/): kept per exchange, so a rollup can be
     # recomputed from stored rows and an erasure subtracts exactly what the exchange added.
     rewrite_kind = models.CharField(
-        max_length=30, blank=True, default="", db_default="", help_text="signals/rewrites.py"
+        max_length=30, blank=True, default="", db_default="", help_text="monitoring/rewrites.py"
     )
     repeated_tool_calls = models.PositiveIntegerField(default=0, db_default=0)
     tool_results = models.PositiveIntegerField(default=0, db_default=0)

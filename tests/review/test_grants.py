@@ -205,7 +205,9 @@ def test_grant_review_by_number_and_by_external_id_then_revoke(world: World) -> 
     assert run("--revoke", str(grant.pk), "--reason", "done") == f"grant {grant.pk} revoked\n"
     assert live(world) is None
     codes = list(
-        AuditEvent.objects.filter(code__startswith="grant.").values_list("code", "actor_id")
+        AuditEvent.objects.filter(code__startswith="grant.")
+        .order_by("id")
+        .values_list("code", "actor_id")
     )
     assert codes == [
         ("grant.created", world.users["admin"].pk),
