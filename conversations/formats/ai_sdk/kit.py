@@ -5,24 +5,18 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
 
 from ..kit import DemoFacts, Fixture, Kit, LiveSample, ReasoningSample, Sample, json_text, sse
 from .profile import FORMAT
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
-
 
 EXAMPLE = {
     "conversation": "c-4",
     "customer": "u-9",
     "format": FORMAT,
-    "request": _compact(
+    "request": json_text(
         {"messages": [{"id": "m1", "role": "user", "parts": [{"type": "text", "text": "Hi"}]}]}
     ),
-    "response": _compact(
+    "response": json_text(
         {
             "id": "m2",
             "role": "assistant",

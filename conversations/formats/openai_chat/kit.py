@@ -20,19 +20,14 @@ from ..kit import (
 )
 from .profile import FORMAT
 
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
-
-
 EXAMPLE = {
     "conversation": "c-3",
     "customer": "u-9",
     "format": FORMAT,
-    "request": _compact(
+    "request": json_text(
         {"model": "deepseek-reasoner", "messages": [{"role": "user", "content": "Hi"}]}
     ),
-    "response": _compact(
+    "response": json_text(
         {
             "id": "chatcmpl-1",
             "object": "chat.completion",

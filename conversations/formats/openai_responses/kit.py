@@ -20,19 +20,14 @@ from ..kit import (
 )
 from .profile import FORMAT
 
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"))
-
-
 EXAMPLE = {
     "conversation": "c-2",
     "customer": "u-9",
     "format": FORMAT,
-    "request": _compact({"model": "gpt-5-mini", "input": "Where is order ORD-1?"}),
+    "request": json_text({"model": "gpt-5-mini", "input": "Where is order ORD-1?"}),
     "stream": "event: response.completed\n"
     "data: "
-    + _compact(
+    + json_text(
         {
             "type": "response.completed",
             "sequence_number": 0,
