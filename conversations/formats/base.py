@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .. import bounds
+from ..blocks import Params
 
 _DECODER = json.JSONDecoder()
 _WS = " \t\n\r"
@@ -332,6 +333,23 @@ def tool_arguments(text: str) -> Any:
         return strict_loads(text)
     except (ValueError, RecursionError):
         return text
+
+
+def take_answer(params: Params, answer: Params) -> None:
+    """The answer's side of one call, copied from ``answer`` (the Params the response's or the
+    stream's reader filled) onto the exchange's ``params`` (whose request side the request's
+    reader filled): the served model, the response id, usage, the stop reason, the server tools
+    counted, the truncated and refusal flags, a mid-stream error, the provider's verdict on the
+    history."""
+    params.response_model = answer.response_model
+    params.response_id = answer.response_id
+    params.usage = answer.usage
+    params.stop_reason = answer.stop_reason
+    params.server_tool_counts = answer.server_tool_counts
+    params.truncated = answer.truncated
+    params.refusal = answer.refusal
+    params.stream_error = answer.stream_error
+    params.input_transformations = answer.input_transformations
 
 
 def body_members(text: Any, *, field: str) -> dict[str, Span]:

@@ -70,6 +70,7 @@ from ..base import (
     opt_int,
     opt_str,
     strict_loads,
+    take_answer,
 )
 from ..profile import Endpoint, Finish
 from ..registry import Format
@@ -718,16 +719,8 @@ def _parse_stream(stream: str, params: Params, *, cancelled: bool = False) -> li
             at=f"$[{count}]",
             code="truncated_stream",
         )
-    out = state.out
-    params.response_model = _served_model(state.blocks.values(), out.response_model)
-    params.response_id = out.response_id
-    params.usage = out.usage
-    params.stop_reason = out.stop_reason
-    params.server_tool_counts = out.server_tool_counts
-    params.truncated = out.truncated
-    params.refusal = out.refusal
-    params.stream_error = out.stream_error
-    params.input_transformations = out.input_transformations
+    take_answer(params, state.out)
+    params.response_model = _served_model(state.blocks.values(), state.out.response_model)
     # An error before message_start leaves no message at all.
     return [state.message()] if state.started else []
 

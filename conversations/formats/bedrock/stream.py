@@ -44,6 +44,7 @@ from ..base import (
     optional,
     required,
     strict_loads,
+    take_answer,
 )
 from .content import apply_stop_reason, apply_trace, apply_usage, block
 from .eventstream import read_frames
@@ -274,13 +275,7 @@ def parse_stream(data: bytes, params: Params, *, cancelled: bool = False) -> lis
             at=byte_at(used),
             code="truncated_stream",
         )
-    out = state.out
-    params.usage = out.usage
-    params.stop_reason = out.stop_reason
-    params.truncated = out.truncated
-    params.refusal = out.refusal
-    params.stream_error = out.stream_error
-    params.response_model = out.response_model
-    if not state.blocks and (ended or cancelled) and out.stop_reason is None:
+    take_answer(params, state.out)
+    if not state.blocks and (ended or cancelled) and state.out.stop_reason is None:
         return []
     return [state.message()]

@@ -48,6 +48,7 @@ from ..base import (
     expect,
     object_member_spans,
     opt_str,
+    take_answer,
 )
 from ..profile import Endpoint, Finish
 from ..registry import Format
@@ -249,7 +250,7 @@ def _parse_response(response: str, params: Params) -> list[Message]:
     answer = _Answer(field)
     answer.fields({k: s.value for k, s in members.items()}, "$")
     found = _candidate_content(members, answer, "$")
-    _copy(answer.params, params)
+    take_answer(params, answer.params)
     if found is None:
         return []
     raw, value = found
@@ -281,22 +282,12 @@ def _parse_stream(stream: str, params: Params, *, cancelled: bool) -> list[Messa
             at=f"$[{count}]",
             code="truncated_stream",
         )
-    _copy(answer.params, params)
+    take_answer(params, answer.params)
     if not turn.seen:
         return []
     content = turn.content()
     raw = compact_checked(content, field=field, at="$", unicode_code="bad_unicode")
     return [_message(raw, content, field=field, at="$")]
-
-
-def _copy(source: Params, params: Params) -> None:
-    params.response_model = source.response_model
-    params.response_id = source.response_id
-    params.usage = source.usage
-    params.stop_reason = source.stop_reason
-    params.truncated = source.truncated
-    params.refusal = source.refusal
-    params.stream_error = source.stream_error
 
 
 # --- the format ------------------------------------------------------------------------------
