@@ -408,12 +408,28 @@ def earlier_thinking_cuts(
         kind_of(b) == call for b in items_of(values[assistants[-1]], "content")
     )
     protected = set(turn) if open_loop else set()
+    cuts = reasoning_cuts(values, protected, member="content", kinds=never, kind_of=kind_of)
+    return open_loop, protected, cuts
+
+
+def reasoning_cuts(
+    values: Sequence[Any],
+    protected: set[int],
+    *,
+    member: str,
+    kinds: frozenset[str],
+    kind_of: Callable[[Any], str] = type_of,
+) -> Cuts:
+    """The cuts that leave the reasoning out of every assistant message but the ``protected``
+    ones: the indices of its ``member`` array (``content``, ``parts``) whose kind is one of
+    ``kinds``. An assistant message is never cut to nothing (one holding only reasoning is kept
+    whole)."""
     cuts: Cuts = {}
     for i, v in enumerate(values):
         if i in protected or not isinstance(v, dict) or v.get("role") != "assistant":
             continue
-        blocks = items_of(v, "content")
-        drop: set[int | str] = {n for n, b in enumerate(blocks) if kind_of(b) in never}
-        if drop and len(drop) < len(blocks):  # never an empty assistant message
+        items = items_of(v, member)
+        drop: set[int | str] = {n for n, item in enumerate(items) if kind_of(item) in kinds}
+        if drop and len(drop) < len(items):
             cuts[i] = drop
-    return open_loop, protected, cuts
+    return cuts

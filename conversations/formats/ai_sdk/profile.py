@@ -28,6 +28,7 @@ from ..profile import (
     UsageProfile,
     items_of,
     keep_all,
+    reasoning_cuts,
     type_of,
 )
 
@@ -80,14 +81,7 @@ def _continuation(values: Sequence[Any]) -> tuple[bool, set[int], Cuts]:
         parts = [p for p in items_of(values[last], "parts") if type_of(p) != "step-start"]
         open_loop = bool(parts) and is_tool_part(parts[-1])
     protected = {last} if open_loop else set()
-    cuts: Cuts = {}
-    for i, v in enumerate(values):
-        if i in protected or not isinstance(v, dict) or v.get("role") != "assistant":
-            continue
-        parts = items_of(v, "parts")
-        drop: set[int | str] = {n for n, p in enumerate(parts) if type_of(p) == "reasoning"}
-        if drop and len(drop) < len(parts):
-            cuts[i] = drop
+    cuts = reasoning_cuts(values, protected, member="parts", kinds=frozenset({"reasoning"}))
     return open_loop, protected, cuts
 
 
