@@ -21,6 +21,7 @@ from conversations.formats import FormatError, get
 from conversations.formats.ai_sdk import FORMAT
 from conversations.formats.ai_sdk.js import fix_json as _fix_json
 from conversations.formats.base import compact
+from tests.conversations.formats.json_paths import paths, replaced
 from tests.providers import Recorded, fixture_files, format_of, load
 
 PARSER = get(FORMAT)
@@ -1253,28 +1254,6 @@ JSON_VALUES = st.recursive(
 )
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix]
-    if isinstance(value, dict):
-        for key, child in value.items():
-            out.extend(_paths(child, (*prefix, key)))
-    elif isinstance(value, list):
-        for i, child in enumerate(value):
-            out.extend(_paths(child, (*prefix, i)))
-    return out
-
-
-def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    value = copy.deepcopy(value)
-    node = value
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = new
-    return value
-
-
 def _check_ok(parsed: ParsedExchange) -> None:
     for message in [*parsed.history, *parsed.output]:
         assert isinstance(message.raw, str)
@@ -1321,18 +1300,18 @@ def test_fuzz_stream_text(text: str) -> None:
 
 
 @FUZZ
-@given(st.sampled_from(_paths(REQUEST_VALUE)), JSON_VALUES)
+@given(st.sampled_from(paths(REQUEST_VALUE)), JSON_VALUES)
 def test_fuzz_request_values(path: tuple[Any, ...], value: Any) -> None:
-    _only_format_errors(request=json.dumps(_replace(REQUEST_VALUE, path, value)), response=RESPONSE)
+    _only_format_errors(request=json.dumps(replaced(REQUEST_VALUE, path, value)), response=RESPONSE)
 
 
 @FUZZ
-@given(st.sampled_from(_paths(RESPONSE_VALUE)), JSON_VALUES)
+@given(st.sampled_from(paths(RESPONSE_VALUE)), JSON_VALUES)
 def test_fuzz_response_values(path: tuple[Any, ...], value: Any) -> None:
-    _only_format_errors(response=json.dumps(_replace(RESPONSE_VALUE, path, value)))
+    _only_format_errors(response=json.dumps(replaced(RESPONSE_VALUE, path, value)))
 
 
-STREAM_PATHS = [(i, p) for i, chunk in enumerate(STREAM_CHUNKS) for p in _paths(chunk)]
+STREAM_PATHS = [(i, p) for i, chunk in enumerate(STREAM_CHUNKS) for p in paths(chunk)]
 
 
 @FUZZ
@@ -1340,7 +1319,7 @@ STREAM_PATHS = [(i, p) for i, chunk in enumerate(STREAM_CHUNKS) for p in _paths(
 def test_fuzz_stream_values(where: tuple[int, tuple[Any, ...]], value: Any, done: bool) -> None:
     i, path = where
     chunks = list(STREAM_CHUNKS)
-    chunks[i] = _replace(chunks[i], path, value)
+    chunks[i] = replaced(chunks[i], path, value)
     _only_format_errors(request=REQUEST, stream=sse(*chunks, done=done))
 
 

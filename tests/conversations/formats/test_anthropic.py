@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 from conversations.blocks import Block, BlockClass, Message, ParsedExchange
 from conversations.formats import FormatError, get
 from conversations.formats.anthropic import FORMAT
+from tests.conversations.formats.json_paths import paths, replaced
 from tests.providers import Recorded, fixture_files, format_of, load
 from tests.scaling import growth
 
@@ -1345,30 +1345,6 @@ STREAM_TEMPLATE: list[dict[str, Any]] = [
 ]
 
 
-def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield prefix
-    if isinstance(value, dict):
-        for key, v in value.items():
-            yield from _paths(v, (*prefix, key))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            yield from _paths(v, (*prefix, i))
-
-
-def _replace(doc: Any, path: tuple[Any, ...], new: Any, *, delete: bool = False) -> Any:
-    if not path:
-        return new
-    doc = copy.deepcopy(doc)
-    parent = doc
-    for step in path[:-1]:
-        parent = parent[step]
-    if delete:
-        del parent[path[-1]]
-    else:
-        parent[path[-1]] = new
-    return doc
-
-
 def _parse_or_format_error(**kwargs: Any) -> ParsedExchange | None:
     try:
         px = PARSER.parse(**{"request": MIN_REQUEST, "response": None, "stream": None, **kwargs})
@@ -1392,9 +1368,9 @@ def test_templates_parse_as_they_are() -> None:
 
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-REQUEST_PATHS = list(_paths(REQUEST_TEMPLATE))
-RESPONSE_PATHS = list(_paths(RESPONSE_TEMPLATE))
-STREAM_PATHS = list(_paths(STREAM_TEMPLATE))[1:]  # below the event list itself
+REQUEST_PATHS = paths(REQUEST_TEMPLATE)
+RESPONSE_PATHS = paths(RESPONSE_TEMPLATE)
+STREAM_PATHS = paths(STREAM_TEMPLATE)[1:]  # below the event list itself
 
 
 @FUZZ
@@ -1409,21 +1385,21 @@ def test_random_text_anywhere_raises_only_format_error(text: str) -> None:
 @FUZZ
 @given(path=st.sampled_from(REQUEST_PATHS), value=json_values, delete=st.booleans())
 def test_random_json_in_the_request(path: tuple[Any, ...], value: Any, delete: bool) -> None:
-    doc = _replace(REQUEST_TEMPLATE, path, value, delete=delete and bool(path))
+    doc = replaced(REQUEST_TEMPLATE, path, value, delete=delete and bool(path))
     _parse_or_format_error(request=json.dumps(doc), response=json.dumps(RESPONSE_TEMPLATE))
 
 
 @FUZZ
 @given(path=st.sampled_from(RESPONSE_PATHS), value=json_values, delete=st.booleans())
 def test_random_json_in_the_response(path: tuple[Any, ...], value: Any, delete: bool) -> None:
-    doc = _replace(RESPONSE_TEMPLATE, path, value, delete=delete and bool(path))
+    doc = replaced(RESPONSE_TEMPLATE, path, value, delete=delete and bool(path))
     _parse_or_format_error(response=json.dumps(doc))
 
 
 @FUZZ
 @given(path=st.sampled_from(STREAM_PATHS), value=json_values, delete=st.booleans())
 def test_random_json_in_the_stream(path: tuple[Any, ...], value: Any, delete: bool) -> None:
-    events = _replace(STREAM_TEMPLATE, path, value, delete=delete and len(path) > 1)
+    events = replaced(STREAM_TEMPLATE, path, value, delete=delete and len(path) > 1)
     text = "".join(f"data: {json.dumps(e)}\n\n" for e in events)
     _parse_or_format_error(stream=text)
 
@@ -1453,7 +1429,7 @@ def test_events_in_any_order(events: list[dict[str, Any]]) -> None:
 
 def test_the_fuzz_targets_reach_the_code() -> None:
     # a mutation that breaks nothing must still parse, or the fuzz tests prove little
-    quiet = _replace(REQUEST_TEMPLATE, ("messages", 1, "content", 3, "input"), [1, {"x": None}])
+    quiet = replaced(REQUEST_TEMPLATE, ("messages", 1, "content", 3, "input"), [1, {"x": None}])
     assert _parse_or_format_error(request=json.dumps(quiet), response=json.dumps(RESPONSE_TEMPLATE))
-    loud = _replace(RESPONSE_TEMPLATE, ("content", 1, "text"), 5)
+    loud = replaced(RESPONSE_TEMPLATE, ("content", 1, "text"), 5)
     assert _parse_or_format_error(response=json.dumps(loud)) is None

@@ -3,7 +3,6 @@ accumulation, NEVER never leaking into a Block, stream edge cases, bad input and
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -15,6 +14,7 @@ from conversations.blocks import BlockClass, ParsedExchange
 from conversations.formats import get
 from conversations.formats.base import FormatError, compact
 from conversations.formats.sse import iter_events
+from tests.conversations.formats.json_paths import json_values, paths, replaced
 from tests.providers import Recorded, fixture_files, format_of, load
 
 FMT = "openai.chat"
@@ -923,37 +923,6 @@ def test_bad_input(
 
 # --- random input -------------------------------------------------------------------------------
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
-
-
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [path]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += _paths(v, (*path, i))
-    return out
-
-
-def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    value = copy.deepcopy(value)
-    target = value
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = new
-    return value
-
-
 SEED_REQUEST = json.loads(
     req(
         {"role": "system", "content": "s"},
@@ -1001,9 +970,9 @@ SEED_CHUNKS = [
     chunk(None, usage={"prompt_tokens": 1, "prompt_tokens_details": {"cached_tokens": 0}}),
 ]
 _PATHS = {
-    "request": _paths(SEED_REQUEST),
-    "response": _paths(SEED_RESPONSE),
-    "stream": _paths(SEED_CHUNKS),
+    "request": paths(SEED_REQUEST),
+    "response": paths(SEED_RESPONSE),
+    "stream": paths(SEED_CHUNKS),
 }
 
 
@@ -1028,11 +997,11 @@ def test_random_json_value_in_any_position(data: st.DataObject) -> None:
     new = data.draw(json_values)
     request, response, chunks = SEED_REQUEST, SEED_RESPONSE, SEED_CHUNKS
     if where == "request":
-        request = _replace(request, path, new)
+        request = replaced(request, path, new)
     elif where == "response":
-        response = _replace(response, path, new)
+        response = replaced(response, path, new)
     else:
-        chunks = _replace(chunks, path, new)
+        chunks = replaced(chunks, path, new)
     as_stream = where == "stream" or data.draw(st.booleans())
     stream_text = sse(
         *(chunks if isinstance(chunks, list) else [chunks]), done=data.draw(st.booleans())

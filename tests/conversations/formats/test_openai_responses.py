@@ -3,7 +3,6 @@ into a Block, synthetic stream edge cases, a bad-input matrix and random inputs.
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import Any
 
@@ -15,6 +14,7 @@ from conversations.blocks import BlockClass, ParsedExchange, classify
 from conversations.formats import get
 from conversations.formats.base import FormatError, compact
 from conversations.formats.sse import iter_events
+from tests.conversations.formats.json_paths import json_values, paths, replaced
 from tests.providers import Recorded, fixture_files, format_of, load
 
 FMT = "openai.responses"
@@ -1285,37 +1285,6 @@ def test_invalid_arguments_json_nested_too_deep_is_kept_as_string() -> None:
 
 # --- random input -------------------------------------------------------------------------------
 
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: (
-        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
-    ),
-    max_leaves=8,
-)
-
-
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [path]
-    if isinstance(value, dict):
-        for k, v in value.items():
-            out += _paths(v, (*path, k))
-    elif isinstance(value, list):
-        for i, v in enumerate(value):
-            out += _paths(v, (*path, i))
-    return out
-
-
-def _replace(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    value = copy.deepcopy(value)
-    target = value
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = new
-    return value
-
-
 _TOOL_LOOP = load("pydantic-pydantic-ai__test_openai_responses_thinking_with_tool_calls.yaml")[1]
 assert _TOOL_LOOP.request is not None
 SEED_REQUEST = json.loads(_TOOL_LOOP.request)
@@ -1356,9 +1325,9 @@ SEED_EVENTS = [
     {"type": "response.completed", "response": SEED_RESPONSE},
 ]
 _PATHS = {
-    "request": _paths(SEED_REQUEST),
-    "response": _paths(SEED_RESPONSE),
-    "stream": _paths(SEED_EVENTS),
+    "request": paths(SEED_REQUEST),
+    "response": paths(SEED_RESPONSE),
+    "stream": paths(SEED_EVENTS),
 }
 
 
@@ -1382,11 +1351,11 @@ def test_random_json_value_in_any_position(data: st.DataObject) -> None:
     new = data.draw(json_values)
     request, response, evs = SEED_REQUEST, SEED_RESPONSE, SEED_EVENTS
     if where == "request":
-        request = _replace(request, path, new)
+        request = replaced(request, path, new)
     elif where == "response":
-        response = _replace(response, path, new)
+        response = replaced(response, path, new)
     else:
-        evs = _replace(evs, path, new)
+        evs = replaced(evs, path, new)
     as_stream = where == "stream" or data.draw(st.booleans())
     events_text = "".join(
         f"data: {json.dumps(e)}\n\n" for e in (evs if isinstance(evs, list) else [evs])
