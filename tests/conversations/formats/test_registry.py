@@ -129,17 +129,21 @@ class _Live(LiveFilter):
         raise AssertionError
 
 
+class _NoReasoning(registry.Format):
+    """A format's parser with every reader but ``reasoning``, none of them ever called."""
+
+    def read(
+        self, *, request: str, response: str | None, stream: str | None, cancelled: bool
+    ) -> Any:
+        raise AssertionError
+
+    def message_blocks(self, raw: str) -> Any:
+        raise AssertionError
+
+
 def test_a_format_without_a_reasoning_reader_cannot_be_registered() -> None:
-    class NoReader(registry.Format):
+    class NoReader(_NoReasoning):
         name = "test.no-reader"
-
-        def read(
-            self, *, request: str, response: str | None, stream: str | None, cancelled: bool
-        ) -> Any:
-            raise AssertionError
-
-        def message_blocks(self, raw: str) -> Any:
-            raise AssertionError
 
     with pytest.raises(TypeError, match="reasoning"):
         registry.register(
@@ -149,16 +153,8 @@ def test_a_format_without_a_reasoning_reader_cannot_be_registered() -> None:
 
 
 def test_a_format_whose_shown_types_overlap_its_never_types_cannot_be_registered() -> None:
-    class Overlap(registry.Format):
+    class Overlap(_NoReasoning):
         name = "test.overlap"
-
-        def read(
-            self, *, request: str, response: str | None, stream: str | None, cancelled: bool
-        ) -> Any:
-            raise AssertionError
-
-        def message_blocks(self, raw: str) -> Any:
-            raise AssertionError
 
         def reasoning(self, message: Any) -> Iterator[Trace]:
             yield from ()
