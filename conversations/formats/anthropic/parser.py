@@ -72,6 +72,7 @@ from ..base import (
     strict_loads,
     take_answer,
 )
+from ..base import optional as _get
 from ..profile import Endpoint, Finish
 from ..registry import Format
 from ..sse import Event, iter_events
@@ -95,16 +96,6 @@ _REPLACING_DELTAS: dict[str, tuple[frozenset[str], tuple[str, ...]]] = {
 
 
 # --- small typed accessors -------------------------------------------------------------------
-
-
-def _get(
-    obj: dict[str, Any], key: str, kind: type | tuple[type, ...], *, field: str, at: str
-) -> Any:
-    """``obj[key]`` checked against ``kind``; None when absent or null."""
-    value = obj.get(key)
-    if value is None:
-        return None
-    return expect(value, kind, field=field, at=f"{at}.{key}")
 
 
 def _need(
