@@ -36,10 +36,10 @@ from rest_framework.test import APIClient
 from bench import pgcluster
 from conversations import replicas as replica_router
 from conversations.models import Conversation
-from conversations.replicas import replica_fence_raise
 from retention.services import conversation_erase
 from tests.conftest import post_json
 from tests.factories import ConversationFactory, ExchangeBodyFactory, UserFactory, roles
+from tests.ops.replication import caught_up, fresh_replica, server
 
 if not getattr(settings, "DATABASE_REPLICAS", None) or not os.environ.get("FAULTS_PRIMARY"):
     pytest.skip("run by tests/ops/test_database_faults.py", allow_module_level=True)
@@ -55,28 +55,6 @@ def _cluster(name: str, spec: str) -> pgcluster.Cluster:
 
 PRIMARY_SERVER = _cluster("primary", os.environ["FAULTS_PRIMARY"])
 REPLICA_SERVER = _cluster("replica", os.environ["FAULTS_REPLICA"])
-
-
-def _server(alias: str, dbname: str = "postgres") -> dict[str, Any]:
-    s = connections[alias].settings_dict
-    return {"host": s["HOST"], "port": s["PORT"], "user": s["USER"], "dbname": dbname}
-
-
-def caught_up(timeout: float = 60.0) -> None:
-    with psycopg.connect(**_server("default"), autocommit=True) as conn:
-        target = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]  # type: ignore[index]
-    deadline = time.monotonic() + timeout
-    with psycopg.connect(**_server(REPLICA), autocommit=True) as conn:
-        while not conn.execute(
-            "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", [str(target)]
-        ).fetchone()[0]:  # type: ignore[index]
-            assert time.monotonic() < deadline, "the replica did not catch up"
-            time.sleep(0.05)
-
-
-def fresh_replica() -> None:
-    replica_fence_raise()
-    caught_up()
 
 
 def pages(outcome: str) -> float:
@@ -149,7 +127,7 @@ def test_a_replica_that_stops_answering_costs_nothing_but_its_share(
 
 
 def _pause_replay() -> None:
-    with psycopg.connect(**_server(REPLICA), autocommit=True) as conn:
+    with psycopg.connect(**server(REPLICA), autocommit=True) as conn:
         conn.execute("SELECT pg_wal_replay_pause()")
         deadline = time.monotonic() + 30
         while conn.execute("SELECT pg_get_wal_replay_pause_state()").fetchone()[0] != "paused":  # type: ignore[index]
@@ -158,7 +136,7 @@ def _pause_replay() -> None:
 
 
 def _resume_replay() -> None:
-    with psycopg.connect(**_server(REPLICA), autocommit=True) as conn:
+    with psycopg.connect(**server(REPLICA), autocommit=True) as conn:
         conn.execute("SELECT pg_wal_replay_resume()")
 
 
@@ -189,9 +167,7 @@ def test_an_erasure_by_a_process_without_replicas_still_fences_them(
             conversation_erase(erased.pk)
         finally:
             settings.DATABASE_REPLICAS = configured
-        with psycopg.connect(
-            **_server(REPLICA, connections[REPLICA].settings_dict["NAME"])
-        ) as conn:
+        with psycopg.connect(**server(REPLICA, connections[REPLICA].settings_dict["NAME"])) as conn:
             held = conn.execute(
                 "SELECT count(*) FROM conversations_block WHERE text LIKE %s",
                 ["%MARKER-FAULTS-ERASED%"],

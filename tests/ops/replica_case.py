@@ -15,7 +15,6 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from typing import Any
 
 import psycopg
 import pytest
@@ -26,10 +25,11 @@ from django.test.utils import CaptureQueriesContext
 from prometheus_client import REGISTRY
 
 from conversations.keystore.routers import KEYS_DB
-from conversations.replicas import replica_fence_raise, replica_reads
+from conversations.replicas import replica_reads
 from conversations.reviews import review_grant_create, review_read
 from retention.services import conversation_erase
 from tests.factories import ConversationFactory, ExchangeBodyFactory, UserFactory, roles
+from tests.ops.replication import caught_up, fresh_replica, server
 from tests.review.conftest import PURPOSE, SHOWN, anthropic_body
 
 if not getattr(settings, "DATABASE_REPLICAS", None):
@@ -37,30 +37,6 @@ if not getattr(settings, "DATABASE_REPLICAS", None):
 
 pytestmark = pytest.mark.django_db(transaction=True, databases="__all__")
 REPLICA = settings.DATABASE_REPLICAS[0]
-
-
-def _server(alias: str) -> dict[str, Any]:
-    s = connections[alias].settings_dict
-    return {"host": s["HOST"], "port": s["PORT"], "user": s["USER"], "dbname": "postgres"}
-
-
-def caught_up(timeout: float = 60.0) -> None:
-    """The replica has replayed everything the primary has written so far."""
-    with psycopg.connect(**_server("default"), autocommit=True) as conn:
-        target = conn.execute("SELECT pg_current_wal_insert_lsn()").fetchone()[0]  # type: ignore[index]
-    deadline = time.monotonic() + timeout
-    with psycopg.connect(**_server(REPLICA), autocommit=True) as conn:
-        while not conn.execute(
-            "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn", [str(target)]
-        ).fetchone()[0]:  # type: ignore[index]
-            assert time.monotonic() < deadline, "the replica did not catch up"
-            time.sleep(0.05)
-
-
-def fresh_replica() -> None:
-    """A fence at the primary's position now, and a replica that has replayed it."""
-    replica_fence_raise()
-    caught_up()
 
 
 @contextmanager
@@ -154,7 +130,7 @@ def test_a_reads_data_key_and_audit_row_go_to_the_primary() -> None:
 
 
 def _pause_replay() -> None:
-    with psycopg.connect(**_server(REPLICA), autocommit=True) as conn:
+    with psycopg.connect(**server(REPLICA), autocommit=True) as conn:
         conn.execute("SELECT pg_wal_replay_pause()")
         deadline = time.monotonic() + 30
         while conn.execute("SELECT pg_get_wal_replay_pause_state()").fetchone()[0] != "paused":  # type: ignore[index]
@@ -163,7 +139,7 @@ def _pause_replay() -> None:
 
 
 def _resume_replay() -> None:
-    with psycopg.connect(**_server(REPLICA), autocommit=True) as conn:
+    with psycopg.connect(**server(REPLICA), autocommit=True) as conn:
         conn.execute("SELECT pg_wal_replay_resume()")
 
 
@@ -191,9 +167,7 @@ def test_a_page_read_right_after_an_erasure_renders_nothing_erased(client: Clien
     try:
         conversation_erase(erased.pk)  # the one erase path; its commit raises the fence
         # The replica, held behind, still holds every erased row.
-        with psycopg.connect(
-            **{**_server(REPLICA), "dbname": connections[REPLICA].settings_dict["NAME"]}
-        ) as conn:
+        with psycopg.connect(**server(REPLICA, connections[REPLICA].settings_dict["NAME"])) as conn:
             held = conn.execute(
                 "SELECT count(*) FROM conversations_block WHERE text LIKE %s",
                 ["%MARKER-REPLICA-ERASED%"],
