@@ -39,7 +39,13 @@ from conversations.models import Conversation
 from retention.services import conversation_erase
 from tests.conftest import post_json
 from tests.factories import ConversationFactory, ExchangeBodyFactory, UserFactory, roles
-from tests.ops.replication import caught_up, fresh_replica, server
+from tests.ops.replication import (
+    caught_up,
+    fresh_replica,
+    pause_replay,
+    resume_replay,
+    server,
+)
 
 if not getattr(settings, "DATABASE_REPLICAS", None) or not os.environ.get("FAULTS_PRIMARY"):
     pytest.skip("run by tests/ops/test_database_faults.py", allow_module_level=True)
@@ -126,20 +132,6 @@ def test_a_replica_that_stops_answering_costs_nothing_but_its_share(
         time.sleep(0.2)
 
 
-def _pause_replay() -> None:
-    with psycopg.connect(**server(REPLICA), autocommit=True) as conn:
-        conn.execute("SELECT pg_wal_replay_pause()")
-        deadline = time.monotonic() + 30
-        while conn.execute("SELECT pg_get_wal_replay_pause_state()").fetchone()[0] != "paused":  # type: ignore[index]
-            assert time.monotonic() < deadline, "replay did not pause"
-            time.sleep(0.02)
-
-
-def _resume_replay() -> None:
-    with psycopg.connect(**server(REPLICA), autocommit=True) as conn:
-        conn.execute("SELECT pg_wal_replay_resume()")
-
-
 def test_an_erasure_by_a_process_without_replicas_still_fences_them(
     browser: Client, settings: Any
 ) -> None:
@@ -158,7 +150,7 @@ def test_an_erasure_by_a_process_without_replicas_still_fences_them(
     fresh_replica()
     assert "MARKER-FAULTS-ERASED" in browser.get("/").content.decode()
     settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 3600.0  # the lag bound lifted: the fence alone
-    _pause_replay()
+    pause_replay()
     try:
         # The erasing process (a worker) knows of no replica.
         configured = settings.DATABASE_REPLICAS
@@ -191,7 +183,7 @@ def test_an_erasure_by_a_process_without_replicas_still_fences_them(
         assert not any("conversations_block" in s["sql"] for s in q.captured_queries)
         assert "MARKER-FAULTS-KEPT" in browser.get("/").content.decode()
     finally:
-        _resume_replay()
+        resume_replay()
 
 
 def test_a_primary_restart_answers_503_with_retry_after(api: APIClient) -> None:

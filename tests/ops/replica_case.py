@@ -12,7 +12,6 @@ collected by the suite itself (its name does not start with ``test_``).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
@@ -29,7 +28,13 @@ from conversations.replicas import replica_reads
 from conversations.reviews import review_grant_create, review_read
 from retention.services import conversation_erase
 from tests.factories import ConversationFactory, ExchangeBodyFactory, UserFactory, roles
-from tests.ops.replication import caught_up, fresh_replica, server
+from tests.ops.replication import (
+    caught_up,
+    fresh_replica,
+    pause_replay,
+    resume_replay,
+    server,
+)
 from tests.review.conftest import PURPOSE, SHOWN, anthropic_body
 
 if not getattr(settings, "DATABASE_REPLICAS", None):
@@ -129,20 +134,6 @@ def test_a_reads_data_key_and_audit_row_go_to_the_primary() -> None:
     assert not any("audit_" in s for s in sql(q[REPLICA]))
 
 
-def _pause_replay() -> None:
-    with psycopg.connect(**server(REPLICA), autocommit=True) as conn:
-        conn.execute("SELECT pg_wal_replay_pause()")
-        deadline = time.monotonic() + 30
-        while conn.execute("SELECT pg_get_wal_replay_pause_state()").fetchone()[0] != "paused":  # type: ignore[index]
-            assert time.monotonic() < deadline, "replay did not pause"
-            time.sleep(0.02)
-
-
-def _resume_replay() -> None:
-    with psycopg.connect(**server(REPLICA), autocommit=True) as conn:
-        conn.execute("SELECT pg_wal_replay_resume()")
-
-
 def test_a_page_read_right_after_an_erasure_renders_nothing_erased(client: Client) -> None:
     roles()
     agent = UserFactory(groups=["support_agent"], queues=["billing"])
@@ -163,7 +154,7 @@ def test_a_page_read_right_after_an_erasure_renders_nothing_erased(client: Clien
     assert read(q[REPLICA], "conversations_conversation")  # the list on the replica
     assert "rep-erased" in before and "MARKER-REPLICA-ERASED" in before
 
-    _pause_replay()
+    pause_replay()
     try:
         conversation_erase(erased.pk)  # the one erase path; its commit raises the fence
         # The replica, held behind, still holds every erased row.
@@ -188,7 +179,7 @@ def test_a_page_read_right_after_an_erasure_renders_nothing_erased(client: Clien
         assert not read(q[REPLICA], "conversations_conversation")
         assert pages("fence") == behind + 2  # both read on the primary: the replica is behind
     finally:
-        _resume_replay()
+        resume_replay()
     # Replayed: the replica serves pages again, and has nothing erased either.
     caught_up()
     with queries() as q:

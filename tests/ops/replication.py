@@ -1,6 +1,7 @@
 """What the end-to-end tests of a primary and its streaming replica share: the parent runs the
 cases in a pytest process of their own against a pair made for it (``run_cases``); the cases
-wait for the replica to replay what the primary wrote (``caught_up``, ``fresh_replica``)."""
+wait for the replica to replay what the primary wrote (``caught_up``, ``fresh_replica``) or hold
+it behind (``pause_replay``, ``resume_replay``)."""
 
 from __future__ import annotations
 
@@ -87,3 +88,18 @@ def fresh_replica() -> None:
     """A fence at the primary's position now, and a replica that has replayed it."""
     replica_fence_raise()
     caught_up()
+
+
+def pause_replay() -> None:
+    """The replica stops replaying (``pg_wal_replay_pause()``) and has stopped on return."""
+    with psycopg.connect(**server(settings.DATABASE_REPLICAS[0]), autocommit=True) as conn:
+        conn.execute("SELECT pg_wal_replay_pause()")
+        deadline = time.monotonic() + 30
+        while conn.execute("SELECT pg_get_wal_replay_pause_state()").fetchone()[0] != "paused":  # type: ignore[index]
+            assert time.monotonic() < deadline, "replay did not pause"
+            time.sleep(0.02)
+
+
+def resume_replay() -> None:
+    with psycopg.connect(**server(settings.DATABASE_REPLICAS[0]), autocommit=True) as conn:
+        conn.execute("SELECT pg_wal_replay_resume()")
