@@ -59,13 +59,11 @@ EARLIER = {
 
 
 def _squashed() -> dict[str, str]:
-    """Each app's migration on disk (one per app since the squash)."""
+    """Each app's squashed migration (the one that says what it replaces); migrations added
+    after it are the apps' own business."""
     loader = MigrationLoader(None, ignore_no_migrations=True)
-    names: dict[str, str] = {}
-    for app, name in loader.disk_migrations:
-        if app in EARLIER:
-            assert app not in names, f"{app} has more than one migration: update this test"
-            names[app] = name
+    names = {app: name for (app, name), m in loader.disk_migrations.items() if m.replaces}
+    assert set(names) == set(EARLIER), names
     return names
 
 
@@ -94,7 +92,7 @@ def test_a_database_migrated_through_every_earlier_migration_is_up_to_date() -> 
     loader = MigrationLoader(connection)
     for app, name in _squashed().items():
         assert (app, name) in loader.applied_migrations, app
-    assert _plan() == []
+    assert not set(_plan()) & set(_squashed().items())  # only what came after, if anything
     assert squashed_migrations_partly_applied(databases=["default"]) == []
 
 

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +29,12 @@ def run_cases(
     primary: pgcluster.Cluster,
     replica: pgcluster.Cluster,
     name: str,
-    prefix: str,
     **env_extra: str,
 ) -> subprocess.CompletedProcess[str]:
     """``cases`` run alone in a pytest process whose main database is ``primary``'s ``name`` and
-    whose DATABASE_REPLICA_URLS names ``replica``'s, with its own keys in Redis (``prefix``: the
-    fence of this primary, not of another test's), removed afterwards."""
+    whose DATABASE_REPLICA_URLS names ``replica``'s, with keys of its own in Redis (the fence of
+    this primary, not of another test's), removed afterwards."""
+    prefix = f"{name}-{uuid.uuid4().hex[:8]}"
     env = {
         k: v
         for k, v in os.environ.items()

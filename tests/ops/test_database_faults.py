@@ -8,8 +8,6 @@ connection pools the ASGI server uses."""
 from __future__ import annotations
 
 import os
-import uuid
-from typing import Any
 
 import pytest
 
@@ -25,17 +23,15 @@ def _spec(cluster: pgcluster.Cluster) -> str:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("pool", ["false", "true"], ids=["persistent", "pooled"])
-def test_database_faults(settings: Any, pool: str) -> None:
+def test_database_faults(pool: str) -> None:
     why = pgcluster.available()
     assert why is None, why
-    prefix = f"faults-case-{uuid.uuid4().hex[:8]}"
     with pgcluster.primary_and_replica(settings=pgcluster.FAST) as (primary, replica):
         done = run_cases(
             CASES,
             primary,
             replica,
             "console_faults",
-            prefix,
             DATABASE_POOL=pool,
             FAULTS_PRIMARY=_spec(primary),
             FAULTS_REPLICA=_spec(replica),

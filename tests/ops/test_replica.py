@@ -5,9 +5,6 @@ database is that primary and whose DATABASE_REPLICA_URLS names that replica."""
 
 from __future__ import annotations
 
-import uuid
-from typing import Any
-
 import pytest
 
 from bench import pgcluster
@@ -17,11 +14,10 @@ CASES = "tests/ops/replica_case.py"
 
 
 @pytest.mark.slow
-def test_the_router_against_a_streaming_replica(settings: Any) -> None:
+def test_the_router_against_a_streaming_replica() -> None:
     why = pgcluster.available()
     assert why is None, why
-    prefix = f"replica-case-{uuid.uuid4().hex[:8]}"
     with pgcluster.primary_and_replica(settings=pgcluster.FAST) as (primary, replica):
-        done = run_cases(CASES, primary, replica, "console_replica", prefix)
+        done = run_cases(CASES, primary, replica, "console_replica")
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-3000:]
     assert "4 passed" in done.stdout, done.stdout[-3000:]

@@ -69,10 +69,10 @@ from ..base import (
     object_member_spans,
     opt_int,
     opt_str,
+    optional,
     strict_loads,
     take_answer,
 )
-from ..base import optional as _get
 from ..profile import Endpoint, Finish
 from ..registry import Format
 from ..sse import Event, iter_events
@@ -159,7 +159,7 @@ def _stored_str(obj: dict[str, Any], key: str, *, field: str, at: str) -> str | 
     """A string kept outside the message (id, model, stop reason): a lone surrogate in it is
     refused here, as the message's own strings are (request and response bodies are checked
     whole before parsing; a stream cannot be, see ``AnthropicMessages.parse``)."""
-    value: str | None = _get(obj, key, str, field=field, at=at)
+    value: str | None = optional(obj, key, str, field=field, at=at)
     if value is not None and has_surrogate(value):
         raise FormatError(
             "not valid Unicode: a lone surrogate (an unpaired \\ud800-\\udfff escape)",
@@ -193,7 +193,7 @@ def _block(value: Any, *, field: str, at: str, cut_input: str | None = None) -> 
                 input=block.get("input") if cut_input is None else cut_input,
             )
         content = block.get("content")
-        flag = _get(block, "is_error", bool, field=field, at=at)
+        flag = optional(block, "is_error", bool, field=field, at=at)
         return Block(
             btype,
             cls,
@@ -210,8 +210,8 @@ def _withheld(block: dict[str, Any], btype: str, *, field: str, at: str) -> bool
     if btype == "redacted_thinking":
         return True
     if btype == "thinking":
-        thinking = _get(block, "thinking", str, field=field, at=at)
-        signature = _get(block, "signature", str, field=field, at=at)
+        thinking = optional(block, "thinking", str, field=field, at=at)
+        signature = optional(block, "signature", str, field=field, at=at)
         return not thinking and bool(signature)
     return False
 
@@ -230,15 +230,17 @@ def _parse_request(request: str, params: Params) -> list[Message]:
     members = object_member_spans(request, field=field)
     body = {key: span.value for key, span in members.items()}
     params.request_settings = {k: v for k, v in body.items() if k != "messages"}
-    params.requested_model = _get(body, "model", str, field=field, at="$")
-    params.max_tokens = _get(body, "max_tokens", int, field=field, at="$")
-    thinking = _get(body, "thinking", dict, field=field, at="$")
+    params.requested_model = optional(body, "model", str, field=field, at="$")
+    params.max_tokens = optional(body, "max_tokens", int, field=field, at="$")
+    thinking = optional(body, "thinking", dict, field=field, at="$")
     if thinking is not None:
-        params.thinking = _get(thinking, "type", str, field=field, at="$.thinking")
-        params.budget_tokens = _get(thinking, "budget_tokens", int, field=field, at="$.thinking")
-    output_config = _get(body, "output_config", dict, field=field, at="$")
+        params.thinking = optional(thinking, "type", str, field=field, at="$.thinking")
+        params.budget_tokens = optional(
+            thinking, "budget_tokens", int, field=field, at="$.thinking"
+        )
+    output_config = optional(body, "output_config", dict, field=field, at="$")
     if output_config is not None:
-        params.effort = _get(output_config, "effort", str, field=field, at="$.output_config")
+        params.effort = optional(output_config, "effort", str, field=field, at="$.output_config")
 
     _need(body, "messages", list, field=field, at="$")
     history = []
@@ -258,7 +260,7 @@ def _parse_request(request: str, params: Params) -> list[Message]:
             # A system message between turns (the SDK's BetaSystemMessageParam: text,
             # tool_addition / tool_removal blocks, or only an output_config): kept as a history
             # message with the role, its text shown as a Chat system message's is.
-            content = _get(message, "content", (str, list), field=field, at=at) or []
+            content = optional(message, "content", (str, list), field=field, at=at) or []
         else:
             content = _need(message, "content", (str, list), field=field, at=at)
         if isinstance(content, str):
@@ -293,17 +295,17 @@ def _apply_usage(usage: dict[str, Any], out: Params, *, field: str, at: str) -> 
         ("output_tokens", "output_tokens"),
     )
     for key, attr in columns:
-        value = _get(usage, key, int, field=field, at=at)
+        value = optional(usage, key, int, field=field, at=at)
         if value is not None:
             setattr(out.usage, attr, value)
-    details = _get(usage, "output_tokens_details", dict, field=field, at=at)
+    details = optional(usage, "output_tokens_details", dict, field=field, at=at)
     if details is not None:
-        thinking = _get(
+        thinking = optional(
             details, "thinking_tokens", int, field=field, at=f"{at}.output_tokens_details"
         )
         if thinking is not None:
             out.usage.reasoning_tokens = thinking
-    server = _get(usage, "server_tool_use", dict, field=field, at=at)
+    server = optional(usage, "server_tool_use", dict, field=field, at=at)
     if server is not None:
         for key, value in server.items():
             count = opt_int(value)
@@ -340,12 +342,12 @@ def _apply_transformations(container: dict[str, Any], out: Params) -> None:
 
 def _apply_message_fields(message: dict[str, Any], out: Params, *, field: str, at: str) -> None:
     """The fields of a response message object (or a stream's ``message_start`` skeleton)."""
-    kind = _get(message, "type", str, field=field, at=at)
+    kind = optional(message, "type", str, field=field, at=at)
     if kind is not None and kind != "message":
         raise FormatError(
             f"expected type 'message', got {kind!r}", field=field, at=f"{at}.type", code="bad_value"
         )
-    role = _get(message, "role", str, field=field, at=at)
+    role = optional(message, "role", str, field=field, at=at)
     if role is not None and role != "assistant":
         raise FormatError(
             f"expected role 'assistant', got {role!r}",
@@ -356,7 +358,7 @@ def _apply_message_fields(message: dict[str, Any], out: Params, *, field: str, a
     out.response_model = _stored_str(message, "model", field=field, at=at)
     out.response_id = _stored_str(message, "id", field=field, at=at)
     _apply_stop_reason(_stored_str(message, "stop_reason", field=field, at=at), out)
-    usage = _get(message, "usage", dict, field=field, at=at)
+    usage = optional(message, "usage", dict, field=field, at=at)
     if usage is not None:
         _apply_usage(usage, out, field=field, at=f"{at}.usage")
     _apply_transformations(message, out)
@@ -443,7 +445,7 @@ class _Stream:
         self.started = True
         at = f"{at}.message"
         _apply_message_fields(message, self.out, field=self.FIELD, at=at)
-        content = _get(message, "content", list, field=self.FIELD, at=at) or []
+        content = optional(message, "content", list, field=self.FIELD, at=at) or []
         for i, block in enumerate(content):
             self._open(i, block, f"{at}.content[{i}]")
 
@@ -503,11 +505,11 @@ class _Stream:
         self.stopped.add(index)
 
     def message_delta(self, data: dict[str, Any], at: str) -> None:
-        delta = _get(data, "delta", dict, field=self.FIELD, at=at)
+        delta = optional(data, "delta", dict, field=self.FIELD, at=at)
         if delta is not None:
             reason = _stored_str(delta, "stop_reason", field=self.FIELD, at=f"{at}.delta")
             _apply_stop_reason(reason, self.out)
-        usage = _get(data, "usage", dict, field=self.FIELD, at=at)
+        usage = optional(data, "usage", dict, field=self.FIELD, at=at)
         if usage is not None:
             _apply_usage(usage, self.out, field=self.FIELD, at=f"{at}.usage")
         _apply_transformations(data, self.out)
